@@ -90,6 +90,8 @@ _WAITING_LISTED = 50
 _SWEEP_EVERY_S = 3600.0
 _SWEEP_FAULTS = FaultLog(log)
 """The executed-notebook sweep's faults, each said once an hour at most (red team 25, R4)."""
+_FIRING_FAULTS = FaultLog(log)
+"""The firing passes' faults (their thread's), each said once an hour at most."""
 _UPCOMING = 5
 _READ_BATCH = 50
 """Definitions a list reads from the store at a time (each row may hold ~250 KB: red28 R6)."""
@@ -234,7 +236,9 @@ class _OwnerRuns:
                        notebook=body.get("notebook"), script=body.get("script"))
 
     def submitted(self, jobs: list[Job]) -> None:
-        self.ctx.kick()
+        for job in jobs:  # as any submit: decided at once when it fits (issue 17), the live ledger kept for
+            if job.state is JobState.PENDING:  # everyone else's submits while a burst fires (s37-defs)
+                self.ctx.kick("submit", job.id)  # its row read when decided (the firing wrote it)
         simulated = self.ctx.simulated()
         for job in jobs:
             self.ctx.publish({"type": "job", "data": job_to_dict(job, simulated=simulated)})
@@ -261,6 +265,9 @@ class DefinitionsService:
         """The sweep in progress (its own thread), if any."""
         self._read_again_at: datetime | None = None  # clock time the next firing pass reads the store
         self._written = True  # a definition was written here since the last pass
+        self.firing_thread: threading.Thread | None = None
+        """The firing pass in progress or last run (its own thread, :meth:`on_leader_tick`), if any."""
+        self._stopping = False
 
     recheck_s = 5.0
     """Longest clock seconds between two firing passes while nothing is due and no definition was
@@ -284,20 +291,31 @@ class DefinitionsService:
         return self.firing.fire_due()
 
     def on_leader_tick(self) -> None:
-        """The leading engine's hook: fire what is due; once an hour, start a sweep of old executed
-        notebooks in its own thread (never on the engine's: red team 19, R6).
+        """The leading engine's hook: start a firing pass on its own thread when one is due; once an
+        hour, start a sweep of old executed notebooks in its own thread (never on the engine's: red
+        team 19, R6). Returns at once: neither ever holds the engine's tick.
+
+        A pass builds each due firing's run — reads and checks its notebook, asks the hub who the
+        owner is, admits the job: 43-128 ms a firing, 6-13 s for one user's 100 minutely
+        definitions, in which nothing was scheduled for anyone when it ran on the engine's thread
+        (red36). On :attr:`firing_thread` the engine keeps deciding; the runs' jobs reach it as
+        submits do (:meth:`_OwnerRuns.submitted`). One pass at a time: a tick while one runs starts
+        none.
 
         A pass reads every active definition (a store transaction, ~1 ms), and the engine ticks
-        once per submit: the pass runs only when a firing is due, a definition was written here,
+        once per submit: a pass starts only when a firing is due, a definition was written here,
         or :attr:`recheck_s` passed (issue 17: a fifth of a submit's tick went to it)."""
         now = self.ctx.clock.now()
-        if self._written or self._read_again_at is None or now >= self._read_again_at:
+        if not self.firing_running and (self._written or self._read_again_at is None or now >= self._read_again_at):
             self._written = False  # before the read: a write during the pass is read by the next one
-            report = self.fire_due()
-            recheck = now + timedelta(seconds=self.recheck_s)
-            self._read_again_at = min(recheck, report.next_due) if report.next_due is not None else recheck
-            if report.created or report.conflicts:
-                self._written = True  # cursors moved: plan from the fresh rows at the next tick
+            thread = threading.Thread(target=self._firing_pass, args=(now,), name="definition-firing", daemon=True)
+            try:
+                thread.start()
+            except RuntimeError as exc:  # no thread to be had now: the next tick tries again
+                self._written = True
+                _FIRING_FAULTS.warn("job definitions: could not start a firing pass", exc)
+            else:
+                self.firing_thread = thread
         if (self._last_sweep is None or time.monotonic() - self._last_sweep >= _SWEEP_EVERY_S) and not (
                 self._sweeping is not None and self._sweeping.is_alive()):
             self._last_sweep = time.monotonic()
@@ -305,6 +323,44 @@ class DefinitionsService:
             # froze admissions, exits and preemption for 60 s); one sweep at a time
             self._sweeping = threading.Thread(target=self._sweep_quietly, name="executed-notebook-sweep", daemon=True)
             self._sweeping.start()
+
+    @property
+    def firing_running(self) -> bool:
+        """Whether a firing pass runs on :attr:`firing_thread` now."""
+        return self.firing_thread is not None and self.firing_thread.is_alive()
+
+    def wait_firing(self, timeout_s: float | None = None) -> bool:
+        """Wait for the running firing pass to end (tests; a shutdown); whether none runs now."""
+        thread = self.firing_thread
+        if thread is not None:
+            thread.join(timeout_s)
+        return not self.firing_running
+
+    def stop_firing(self, timeout_s: float = 10.0) -> None:
+        """Shutting down: the running pass ends after its current firing (each firing is one
+        transaction: done or not at all); waited for at most ``timeout_s`` seconds."""
+        self._stopping = True
+        self.wait_firing(timeout_s)
+
+    def _firing_pass(self, started: datetime) -> None:
+        """One firing pass, on :attr:`firing_thread`: stops between two firings once the engine's lease
+        term changed since the pass started (this server no longer leads: the next leader fires the
+        rest) or the server shuts down; never raises (a failure is said once per cause)."""
+        term = getattr(self.ctx.engine, "term", None)  # the lease term this pass was started under
+
+        def stop() -> bool:
+            return self._stopping or getattr(self.ctx.engine, "term", None) != term
+
+        recheck = started + timedelta(seconds=self.recheck_s)
+        try:
+            report = self.firing.fire_due(stop=stop)
+        except Exception as exc:  # the store failed: the next pass is at the recheck, as after a quiet pass
+            self._read_again_at = recheck
+            _FIRING_FAULTS.warn("job definitions: a firing pass failed; the next one reads them again", exc)
+            return
+        self._read_again_at = min(recheck, report.next_due) if report.next_due is not None else recheck
+        if report.created or report.conflicts:
+            self._written = True  # cursors moved: plan from the fresh rows at the next tick
 
     def _sweep_quietly(self) -> None:
         """:meth:`sweep_executed_notebooks` in its worker thread: a failure is logged, never raised."""

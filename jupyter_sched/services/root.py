@@ -176,6 +176,7 @@ class Services:
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.on_stop: list[Callable[[], None]] = []
         """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
+        self.on_stop.append(self.definitions.stop_firing)  # a firing pass ends between two firings (s37-defs)
         # the policy's user_teams (the config's) go into the store when they changed since last applied:
         # callers are resolved from the store, where an admin's PUT quotas outlives restarts (new user 20, N21)
         apply_config_members(self.quotas, self.admission.policy.user_teams, logger or log)
