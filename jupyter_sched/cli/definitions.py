@@ -231,12 +231,12 @@ def _run_line(run: Mapping[str, Any], zone: Any = None) -> str:
     5s late: 1 earlier firing (06:07 UTC) got no run while no server was running``."""
     from datetime import datetime, timezone
 
-    from ..wording import job_line
-    from ..wording.definitions import catch_up_text, trigger_text
+    from ..wording.definitions import NO_JOB_WORDS, catch_up_text, trigger_text
+    from ..wording.jobs import job_outcome
 
     now = datetime.now(timezone.utc)
     job = run.get("job")
-    outcome = job_line(job, now).split(": ", 1)[-1] if isinstance(job, Mapping) else "its job is no longer stored"
+    outcome = job_outcome(job, now) if isinstance(job, Mapping) else NO_JOB_WORDS
     said = catch_up_text(run, zone, now)
     # the words the panel and the magics say (new user 23, N7: "schedule"/"manual" here, "scheduled"/"run now" there)
     return (f"{_clock(run.get('scheduled_for'), zone):16}  {trigger_text(run):9}  {run.get('job_id')}  {outcome}"
@@ -254,8 +254,17 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if args.json:
             print(json.dumps(rows, indent=1), file=out)
         everyone = getattr(args, "all_users", False)  # whose each is (hubadmin23 A12: no owner column)
+        if rows and not args.json:
+            from datetime import datetime, timezone
+
+            from ..wording.definitions import last_run_text
+
+            now = datetime.now(timezone.utc)
         for d in [] if args.json else rows:
-            print(_line(d, owner=everyone), file=out)
+            # how its last run went, as the magics' last_state / last_reason say it (newuser37 N1: a run that failed
+            # every night was said by `show` alone, one definition at a time)
+            last = last_run_text(d.get("last_run"), now)
+            print(_line(d, owner=everyone) + (f"  {last}" if last else ""), file=out)
             for warning in d.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
                 print(f"  {warning}", file=out)
         if not rows and not args.json:

@@ -2372,7 +2372,8 @@ def _exit_message(code: int, t: _Tracked, disk: LogDisk, job_python: str | None 
     return (f"{full}; " if full else "") + describe_exit(code, job_dir=t.job_dir, log=t.job_dir / "output.log", stopped=t.stopping,
                          owner_uid=t.owner_uid, oom_kills=oom,
                          memory_limit_mib=t.limits.memory_limit_mib if t.limits is not None else 0,
-                         python=python, shared_python=shared, folder=folder)
+                         python=python, shared_python=shared, folder=folder,
+                         cwd=str(cwd) if isinstance(cwd, str) else None)
 
 
 def _python_of(spec: JobSpec) -> str | None:

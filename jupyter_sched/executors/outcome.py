@@ -49,6 +49,7 @@ __all__ = [
     "describe_exit",
     "first_on_path",
     "describe_termination",
+    "file_error_hint",
     "format_mib",
     "lead_line",
     "kernel_death_sentence",
@@ -291,7 +292,7 @@ def lead_line(tail: Sequence[str]) -> int:
 
 
 def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False, owner_uid: int | None = None,
-               fixes: bool = True, lead: bool = True, folder: str | None = None) -> str:
+               fixes: bool = True, lead: bool = True, folder: str | None = None, cwd: str | None = None) -> str:
     """What a failed run's message says of its log after its exit code: ``: KeyError: 'missing' (crash.py, line 2);
     last lines: Traceback … | KeyError: 'missing'`` — the error and where first when the log ends in a Python traceback
     (:func:`python_error`), an import's fix after it (:func:`missing_module_hint`); for any other log its error line
@@ -300,18 +301,27 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
     epoch 0 | epoch 1`` (newuser34 N2) — only where ``lead``: the program exited by itself, so its last words are about
     why (a signal's kill, a stop's end, came whatever it had printed last: ``; last lines: …`` then, with the
     ``fixes`` still read from the last line); ``fixes``: a container's image is not installed into as a Python is; ""
-    for an empty log. Each line is cut at :data:`_LINE_MAX` characters: a long one cannot push the error out."""
+    for an empty log. Each line is cut at :data:`_LINE_MAX` characters: a long one cannot push the error out.
+    A file's error (``FileNotFoundError: … 'data/train.csv'``) gets :func:`file_error_hint` (``cwd``: the folder the
+    job started in). Python 3.11's ``^^^^`` / ``~~~^^`` underline rows are not quoted: out of their column they
+    point at nothing, and they took the place of whole lines (newuser37 n2: "last lines:        ^^^^^^ | File …")."""
+    kept = [line for line in kept if not _UNDERLINE.fullmatch(line)]
     tail = _shown(kept[-LOG_TAIL_LINES:])
     if not tail:
         return ""
     last = "; last lines: " + " | ".join(tail)
     error = _python_error(kept)
+
+    def fix(said: str) -> str | None:
+        hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
+        return hint or file_error_hint(said, cwd)
+
     if error is None and not lead:
-        hint = missing_module_hint(tail[-1], python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
+        hint = fix(tail[-1])
         return last + (f" — {hint}" if hint else "")
     if error is None:
         at = lead_line(tail)
-        hint = missing_module_hint(tail[at], python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
+        hint = fix(tail[at])
         said = f": {tail[at]}" + (f" — {hint}" if hint else "")
         if at < len(tail) - 1:  # lines came after it: quoted as they were, it among them
             return said + last
@@ -320,7 +330,50 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
     hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
     if hint is None and (named := cell_name_hint(said, path)):  # the log's path: shown, never obeyed
         hint = printable_line(named, limit=_ERROR_CHARS * 3)
+    hint = hint or file_error_hint(said, cwd)
     return f": {said} ({where})" + (f" — {hint}" if hint else "") + last
+
+
+_UNDERLINE = re.compile(r"\s+[~^]+[~^ ]*")
+"""A traceback's underline row under the code it points at (Python 3.11+: ``    ^^^^^``, ``    ~~~~^^^~~``)."""
+
+_FILE_ERROR = re.compile(r"\b(FileNotFoundError|PermissionError|IsADirectoryError|NotADirectoryError): "
+                         r"\[Errno \d+\] [^:]*: (?:'([^']*)'|\"([^\"]*)\")")
+"""An error of a file's: ``FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'`` (the open's
+path as ``repr`` writes it), in a traceback's last line or a notebook cell's ``cell 3 raised …``."""
+
+_FILE_FIXES = {
+    "FileNotFoundError": "there is no {path}: check the path{absolute}",
+    "PermissionError": "the job's account may not open {path}: check its owner and mode (ls -l {path})",
+    "IsADirectoryError": "{path} is a folder, not a file: give the path of a file in it",
+    "NotADirectoryError": "a part of {path} is a file, not a folder: check the path",
+}
+
+
+def file_error_hint(said: str, cwd: str | None, *, notebook: bool = False) -> str | None:
+    """What to do about a run that failed to open a file — ``said`` (its error line, or the notebook runner's reason)
+    holds ``FileNotFoundError`` / ``PermissionError`` / ``IsADirectoryError`` / ``NotADirectoryError`` with the path
+    it opened — and, for a relative path, where it was read from (newuser37 n2: ``pd.read_csv("data/train.csv")``
+    said neither): ``a relative path is read from the job's working folder, /w, and there is no /w/data/train.csv:
+    check the path, or give an absolute one``; ``there is no /data/x.csv: check the path`` for an absolute one.
+    ``cwd``: the folder the job started in (None: not known, then not named); ``notebook``: a notebook's kernel read
+    it (it starts in that folder too). A program that changed its folder reads from there: "started in" is what is
+    known. None when ``said`` holds no such error. Pure: nothing is looked at on disk."""
+    found = _FILE_ERROR.search(said)
+    if found is None:
+        return None
+    kind, raw = found.group(1), found.group(2) if found.group(2) is not None else found.group(3)
+    if not raw:
+        return None
+    path = printable_line(raw, limit=_ERROR_CHARS)
+    relative = not raw.startswith("/")
+    fix = _FILE_FIXES[kind]
+    if not relative:
+        return fix.format(path=path, absolute="")
+    where = "the folder the notebook ran in" if notebook else "the job's working folder"
+    full = printable_line(os.path.normpath(os.path.join(cwd, raw)), limit=_ERROR_CHARS * 2) if cwd else path
+    said_where = f"{where}, {printable_line(cwd, limit=_ERROR_CHARS)}," if cwd else where
+    return f"a relative path is read from {said_where} and " + fix.format(path=full, absolute=", or give an absolute one")
 
 
 RUN_MARKERS = ("[jupyter_sched] started again", "[jupyter_sched] restarting service")
@@ -351,7 +404,7 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,
                   stopped: bool = False, owner_uid: int | None = None, oom_kills: int | None = None,
                   memory_limit_mib: int = 0, python: str | None = None, shared_python: bool = False,
-                  folder: str | None = None) -> str:
+                  folder: str | None = None, cwd: str | None = None) -> str:
     """One sentence for how work ended.
 
     Args:
@@ -372,6 +425,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         shared_python: ``python`` is the hub's job Python, which users cannot install into (:func:`missing_module_hint`).
         folder: the folder first on the run's ``sys.path`` (:func:`first_on_path`; a notebook's: where its kernel
             started), named in an import's fix (:func:`missing_module_hint`); None: not known.
+        cwd: the folder the job started in, named in a relative path's file error (:func:`file_error_hint`).
     """
     if exit_code != 0 and job_dir is not None:
         outcome = read_outcome(job_dir, owner_uid=owner_uid)
@@ -380,7 +434,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
             # `cell 3 raised ModuleNotFoundError: No module …`: asked about against the kernel's Python the runner
             # named (the owner's word, so its folders are listed only as the owner may — never run)
             hint = missing_module_hint(said, _kernel_python(outcome), kernel=True, owner_uid=owner_uid,
-                                       folder=folder)
+                                       folder=folder) or file_error_hint(said, cwd, notebook=True)
             return f"{said} — {hint}" if hint else said
     if exit_code < 0:
         base = f"killed by {signal_name(-exit_code)}"
@@ -392,7 +446,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
         base = f"exited with code {exit_code}"
     if exit_code != 0 and log is not None:
         base += _log_words(_run_lines(_log_text(log, owner_uid)), python, shared=shared_python, owner_uid=owner_uid,
-                           lead=exit_code > 0 and not stopped, folder=folder)
+                           lead=exit_code > 0 and not stopped, folder=folder, cwd=cwd)
     return base
 
 

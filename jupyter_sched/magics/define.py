@@ -236,15 +236,18 @@ def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
     """``%schedule define list``: id, name, target, schedule in words, zone, paused, next run, last run."""
     import pandas as pd
 
+    from ..wording.definitions import last_run_parts
+
     out = []
+    now = datetime.now(timezone.utc)
     for d in rows:
-        last = d.get("last_run") if isinstance(d.get("last_run"), Mapping) else None
-        last_row = _run_row(last, str(d.get("timezone", "UTC"))) if last else {}
+        # the last run in the CLI list's words (newuser37 N1: one renderer, wording.definitions)
+        last_state, last_reason = last_run_parts(d.get("last_run"), now)
         out.append({"id": d["id"], "name": d["name"], "target": d.get("notebook") or d.get("script"),
                     "schedule": d.get("schedule_description") or d.get("schedule") or "",
                     "timezone": d.get("timezone"), "paused": d.get("paused"),
                     "next_run": _local(d.get("next_run_at"), str(d.get("timezone", "UTC"))),
-                    "last_state": last_row.get("state", ""), "last_reason": last_row.get("reason", "")})
+                    "last_state": last_state, "last_reason": last_reason})
     columns = ["id", "name", "target", "schedule", "timezone", "paused", "next_run", "last_state", "last_reason"]
     return shown_frame(pd.DataFrame(out, columns=columns))
 

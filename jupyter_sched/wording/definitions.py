@@ -12,7 +12,8 @@ from typing import Any
 
 from ..model.units import clock_text, format_duration, gpus_phrase
 
-__all__ = ["CATCH_UP_WORD", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "run_made_text", "runs_parts", "runs_text",
+__all__ = ["CATCH_UP_WORD", "NO_JOB_WORDS", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "last_run_parts",
+           "last_run_text", "run_made_text", "runs_parts", "runs_text",
            "no_model_text", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text"]
 
 TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
@@ -45,6 +46,45 @@ def trigger_text(run: Mapping[str, Any]) -> str:
         return CATCH_UP_WORD
     trigger = str(run.get("trigger") or "")
     return TRIGGER_WORDS.get(trigger, trigger)
+
+
+NO_JOB_WORDS = "its job is no longer stored"
+"""A run whose job row is gone (retention), as the CLI's run lines and the magics say it."""
+
+
+def last_run_parts(run: Mapping[str, Any] | None, now: datetime | None) -> tuple[str, str]:
+    """``("failed", "exit code 1 · ended 07:38 UTC (ran 2s) — FileNotFoundError: … (a.py, line 2) — a relative path
+    is read from …")``: a definition's last run (GET definitions' ``last_run``) as its state word and the rest of its
+    job's line (:func:`~.jobs.job_outcome`, without the log lines its message quotes: ``definitions runs`` and
+    ``logs`` show those) — the magics' ``last_state`` / ``last_reason`` columns and the CLI list's ``last:`` alike
+    (newuser37 N1: ``definitions list`` never said a nightly run had failed); ``("", "")`` for no run, ``("",
+    NO_JOB_WORDS)`` for a run whose job is gone."""
+    from .jobs import job_outcome, state_word
+
+    if not isinstance(run, Mapping):
+        return "", ""
+    job = run.get("job")
+    if not isinstance(job, Mapping):
+        return "", NO_JOB_WORDS
+    word = state_word(job)
+    said = job_outcome(job, now, log_shown=True)
+    if said == word:
+        return word, ""
+    if said.startswith(word) and said[len(word):len(word) + 1] in (",", " "):
+        return word, said[len(word):].lstrip(",·— ").strip()
+    return word, said  # a line that says its state its own way ("released by ann at …", "stopping (…)")
+
+
+def last_run_text(run: Mapping[str, Any] | None, now: datetime | None) -> str:
+    """``last: failed, exit code 1 · ended 07:38 UTC (ran 2s) — FileNotFoundError: …``: the end of a definition's
+    line in ``jupyter-sched definitions list`` (the panel's row says ``last: failed``); "" for no run. The words of
+    :func:`last_run_parts`."""
+    if not isinstance(run, Mapping):
+        return ""
+    from .jobs import job_outcome
+
+    job = run.get("job")
+    return f"last: {job_outcome(job, now, log_shown=True) if isinstance(job, Mapping) else NO_JOB_WORDS}"
 
 
 def catch_up_text(run: Mapping[str, Any], zone: Any, now: datetime | None) -> str:
@@ -142,7 +182,8 @@ def runs_parts(definition: Mapping[str, Any]) -> dict[str, str]:
     """What each firing runs, part by part in the order :func:`runs_text` says them: ``{"runs":
     "train.py 3", "gpus": "1 GPU", "team": "ml", "time limit": "5m", "in": "/tmp/nu20"}`` — from the
     definition's ``notebook`` / ``script`` + ``args``, ``team`` and its ``job`` request (only what it
-    sets; a part it leaves to the defaults is left out)."""
+    sets; a part it leaves to the defaults is left out, but for its GPUs: a run given none asks for 1 GPU, and is
+    said so unless a profile sets them)."""
     job = definition.get("job") if isinstance(definition.get("job"), Mapping) else {}
     assert isinstance(job, Mapping)
     what = str(definition.get("notebook") or definition.get("script") or "")
@@ -151,6 +192,14 @@ def runs_parts(definition: Mapping[str, Any]) -> dict[str, str]:
     if what:
         parts["runs"] = " ".join(shlex.quote(w) for w in (what, *args))
     gpus = job.get("gpus")
+    resources = job.get("resources") if isinstance(job.get("resources"), Mapping) else {}
+    assert isinstance(resources, Mapping)
+    if gpus is None and "gpus" in resources:
+        gpus = resources.get("gpus")
+    elif gpus is None and not job.get("profile"):
+        # left out: each run asks for the job's default, 1 GPU (a profile's own count is the server's to say):
+        # said as a definition given --gpus 1 says it (newuser37 n1: `definitions show` left it out)
+        gpus = 1
     if isinstance(gpus, (int, float)) and not isinstance(gpus, bool):
         milli = job.get("gpu_milli")
         share = float(milli) / 1000 if gpus == 1 and isinstance(milli, (int, float)) and 0 < milli < 1000 else None

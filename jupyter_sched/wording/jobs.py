@@ -24,7 +24,7 @@ from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary",
-           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
            "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
 
@@ -338,16 +338,23 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
     ``log_shown``: the job's log was just printed (``logs -f``), so an ended job's "last lines: …"
     are not quoted again (new user 17, N20: ``%schedule logs -f`` repeated the five lines it had shown).
     """
-    head = _head(job)
+    return f"{_head(job)}: {job_outcome(job, now, log_shown=log_shown)}"
+
+
+def job_outcome(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = False) -> str:
+    """:func:`job_line` after its head: ``failed, exit code 1 · ended 07:38 UTC (ran 2s) — KeyError: 'x' (a.py, line
+    2)``, ``pending, 1 GPU · …`` — how a definition's run ended (the CLI's run lines and its list's ``last:``, the
+    magics' ``last_state`` / ``last_reason``: newuser37 N1) in the words of a job's line, whatever the job's name
+    holds. ``log_shown``: without the log lines an ended job's message quotes."""
     state = str(job.get("state"))
     detail = job_detail(job, now)
     if state in WAITING_STATES:
-        return f"{head}: {state}, {gpus_text(job)} · {detail}"
+        return f"{state}, {gpus_text(job)} · {detail}"
     if cluster_wait(job):
-        return f"{head}: {IN_CLUSTER}, {gpus_text(job)} · {detail}"
+        return f"{IN_CLUSTER}, {gpus_text(job)} · {detail}"
     if state in ("admitted", "running"):
         if detail.startswith("stopping ("):
-            return f"{head}: {detail}"
+            return detail
         word = STARTING if state == "admitted" else state  # new user 11, N4: one word with the tables
         # its projected end (the end its waiters are given: new user 22, N10) and its planned preemption, as
         # the queue's line says them (new user 21, N5): `status JOB` too; a job's end at the latest, its time
@@ -356,7 +363,7 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
         ends = ends_by(job, now) if now is not None and job.get("kind") != "lease" and "time_limit_s" in job else ""
         tail_parts = (ends,) if ends else (projected_text(job, now), planned_text(job, now))
         detail = " · ".join(part for part in (detail, *tail_parts) if part)
-        return f"{head}: {word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
+        return f"{word}{f' {detail}' if detail.startswith('on ') else f' · {detail}' if detail else ''}"
     tail, message = _ended(job)
     if log_shown and message.startswith("last lines: "):
         message = ""
@@ -366,13 +373,13 @@ def job_line(job: Mapping[str, Any], now: datetime | None, *, log_shown: bool = 
         # said once, with when (new user 16, N9: "lease l-…: released — released by root")
         said, colon, why = message.partition(": ")
         ended = wire_time(job.get("finished_at"))
-        return f"{head}: {said}{f' at {clock_text(ended, now)}' if ended else ''}{colon}{why}"
+        return f"{said}{f' at {clock_text(ended, now)}' if ended else ''}{colon}{why}"
     # one state word with the tables and REST (new user 14, N13; new user 17, N23)
     word = state_word(job)
     when = f" · {said}" if (said := ended_text(job, now)) else ""  # when it ran (newuser27 N5)
     if message.startswith(f"{word} "):  # "cancelled by you (killed by SIGKILL)", the word once (newuser26 n9)
-        return f"{head}: {message}{tail}{when}"
-    return f"{head}: {word}{tail}{when}{f' — {message}' if message else ''}"
+        return f"{message}{tail}{when}"
+    return f"{word}{tail}{when}{f' — {message}' if message else ''}"
 
 
 _CANCELLED_BY = "cancelled by "

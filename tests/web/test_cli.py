@@ -183,3 +183,37 @@ async def test_no_server_is_one_line_and_exit_3(cli: Any, tmp_path: Path) -> Non
 async def test_a_bad_command_line_is_exit_2(cli: Any) -> None:
     run = await cli("frobnicate")
     assert run.code == EXIT_USAGE
+
+
+async def test_newuser37_n1_definitions_list_ends_with_the_last_runs_outcome(cli: Any, tmp_path: Path) -> None:
+    """newuser37 N1, n1, n2 from the terminal: a definition made without ``--gpus`` says ``1 GPU`` in ``show`` (n1);
+    after its run failed on a relative data file, ``definitions list`` ends its line with the run's outcome (N1) —
+    the file's error, the job's folder it was read from and what to do (n2) — and ``runs`` quotes whole traceback
+    lines, never a ``^^^^`` underline row (n2)."""
+    from jupyter_sched.executors.outcome import LOG_TAIL_LINES
+    from jupyter_sched.wording.jobs import split_log_quote
+
+    (tmp_path / "missing_data.py").write_text("def load(path):\n    return open(path).read()\n\n"
+                                             "rows = load('data/train.csv').splitlines()\n")
+    made = await cli("definitions", "create", "missing_data.py", "--name", "nodata", "--time-limit", "5m")
+    assert made.code == EXIT_OK, made.err
+    shown = await cli("definitions", "show", "nodata")
+    assert " · 1 GPU · " in shown.out, shown.out  # n1: the default, said as --gpus 1 says it
+    ran = await cli("definitions", "run", "nodata")
+    assert ran.code == EXIT_OK, ran.err
+    job_id = ran.out.split()[2]
+    assert (await cli("wait", job_id)).code == EXIT_JOB_FAILED
+    listed = await cli("definitions", "list")
+    line = listed.out.strip().splitlines()[0]
+    want = (f"FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv' (missing_data.py, line 2) — a "
+            f"relative path is read from the job's working folder, {tmp_path}, and there is no {tmp_path}/data/train.csv: "
+            "check the path, or give an absolute one")
+    assert re.search(r"  last: failed, exit code 1 · ended \d\d:\d\d UTC \(ran \d+s\) — ", line), line
+    assert line.endswith(want), line  # the log's lines are for `runs` and `logs`
+    runs = (await cli("definitions", "runs", "nodata")).out
+    run_line = next(text for text in runs.splitlines() if job_id in text)
+    said, opening, quoted = split_log_quote(run_line)
+    assert said.endswith(want) and opening == "; last lines: ", run_line
+    lines = quoted.split(" | ")
+    assert len(lines) == LOG_TAIL_LINES and lines[0].lstrip().startswith("File "), run_line
+    assert not any(set(text.strip()) <= set("^~") for text in lines), run_line
