@@ -19,8 +19,11 @@ protocol our code relies on, with the server's own shapes:
   answered; an ``immutable`` Secret's ``data`` cannot change (422).
 * ``PATCH`` with ``application/merge-patch+json`` (RFC 7386: objects merged, lists replaced, ``null``
   removes) → 200 + object; 404; 415 for any other patch type.
-* ``GET .../pods/{name}/log`` (``tailLines`` then ``limitBytes``, as the kubelet applies them; ``follow`` streamed
-  chunked until the pod ends);
+* ``GET .../pods/{name}/log`` (``sinceTime``, then ``tailLines``, then ``limitBytes``, as the kubelet applies them;
+  ``timestamps=true`` starts each line with the time its record was written, RFC 3339 with nine fraction digits and a
+  space — the kubelet's ``RFC3339NanoFixed`` — and ``limitBytes`` counts those too; ``sinceTime`` keeps the records
+  written at or after its second; ``follow`` streamed chunked until the pod ends); each answer's bytes sent are
+  recorded (``log_bytes_sent``);
   400 while the container has not started.
 
 The "controller" half (:meth:`FakeKubernetes.run_job`, :meth:`finish_job`,
@@ -33,7 +36,9 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
@@ -116,6 +121,9 @@ class FakeKubernetes:
         self.objects: dict[str, dict[tuple[str, str], Obj]] = {plural: {} for plural in RESOURCES}
         self._history: list[tuple[int, str, str, Obj, Obj | None]] = []
         self.logs: dict[tuple[str, str], bytearray] = {}
+        self.log_records: dict[tuple[str, str], list[tuple[str, bytes]]] = {}
+        """Each pod log as the container runtime keeps it: ``(stamp, line)`` records (``logs`` is their lines joined)."""
+        self.log_bytes_sent: list[int] = []  # bytes of each pod log answer, stamps included
         self.requests: list[tuple[str, str]] = []   # (method, path?query) of every request
         self.deletions: list[tuple[str, str, str, str]] = []  # (plural, ns, name, propagationPolicy)
         self.bodies: list[tuple[str, bytes]] = []  # (path, raw body) of every POST, as sent on the wire
@@ -132,7 +140,12 @@ class FakeKubernetes:
         class Handler(_Handler):
             state = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                if not isinstance(sys.exc_info()[1], ConnectionError):  # a reader that had enough and closed
+                    super().handle_error(request, client_address)
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
@@ -303,9 +316,22 @@ class FakeKubernetes:
                 {"active": workers, "ready": workers, "startTime": now_iso()}))
             return pods
 
-    def append_log(self, namespace: str, pod: str, text: str) -> None:
+    def append_log(self, namespace: str, pod: str, text: str, *, at: str | None = None) -> None:
+        """Write ``text`` to the pod's log; each line a record stamped ``at`` (``2026-12-07T07:55:01.123456789Z``;
+        default: now). An unfinished last line is finished by the next write, in its record (the kubelet sends whole
+        lines)."""
+        data = text.encode("utf-8")
+        if at is None:
+            now = time.time_ns()
+            at = datetime.fromtimestamp(now // 10**9, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{now % 10**9:09d}Z"
         with self._lock:
-            self.logs.setdefault((namespace, pod), bytearray()).extend(text.encode("utf-8"))
+            self.logs.setdefault((namespace, pod), bytearray()).extend(data)
+            records = self.log_records.setdefault((namespace, pod), [])
+            for line in data.splitlines(keepends=True):
+                if records and not records[-1][1].endswith(b"\n"):
+                    records[-1] = (records[-1][0], records[-1][1] + line)
+                else:
+                    records.append((at, line))
             self._lock.notify_all()
 
     def pods_of(self, namespace: str, job_name: str) -> list[Obj]:
@@ -495,7 +521,8 @@ class FakeKubernetes:
             self._lock.notify_all()
 
     def log_stream(self, namespace: str, pod: str, follow: bool, limit: int | None,
-                   tail: int | None = None) -> tuple[int, Obj | None, Iterator[bytes]]:
+                   tail: int | None = None, *, timestamps: bool = False,
+                   since: str | None = None) -> tuple[int, Obj | None, Iterator[bytes]]:
         """A pod log read as the kubelet serves it (``ReadLogs``): ``tailLines`` first — from the start of the log's
         last ``tail`` lines, an unfinished last line counting as one (a CRI partial record is a line of its file) —
         then ``limitBytes`` caps what is sent from there."""
@@ -507,6 +534,19 @@ class FakeKubernetes:
                 return 400, status_obj(400, "BadRequest",
                                        f'container "main" in pod "{pod}" is waiting to start: ContainerCreating'), iter(())
 
+        if timestamps or since is not None:  # from the records (follow is not asked so)
+            cut = since[:19] if since else ""
+            with self._lock:
+                records = [(at, line) for at, line in self.log_records.get((namespace, pod), []) if at[:19] >= cut]
+            data = b"".join((at.encode() + b" " if timestamps else b"") + line for at, line in records)
+            data = data[_tail_lines_start(data, tail):] if tail is not None else data
+            data = data[:limit] if limit is not None else data
+
+            def pieces() -> Iterator[bytes]:  # as the kubelet streams it: a reader that has enough may close
+                for at in range(0, len(data), 1 << 16):
+                    self.log_bytes_sent.append(len(data[at:at + (1 << 16)]))
+                    yield data[at:at + (1 << 16)]
+            return 200, None, pieces()
         with self._lock:
             whole = bytes(self.logs.get((namespace, pod), b""))
         begin = 0 if tail is None else _tail_lines_start(whole, tail)
@@ -521,6 +561,7 @@ class FakeKubernetes:
                     current = self.objects["pods"].get((namespace, pod))
                     ended = current is None or current["status"].get("phase") in ("Succeeded", "Failed")
                 if len(data) > sent:
+                    self.log_bytes_sent.append(len(data) - sent)
                     yield data[sent:]
                     sent = len(data)
                 if not follow or ended or self._closing or (limit is not None and sent >= limit):
@@ -649,7 +690,9 @@ class _Handler(BaseHTTPRequestHandler):
         follow = query.get("follow") in ("true", "1", "True")
         limit = int(query["limitBytes"]) if query.get("limitBytes") else None
         tail = int(query["tailLines"]) if query.get("tailLines") else None
-        code, error, chunks = self.state.log_stream(namespace, pod, follow, limit, tail)
+        code, error, chunks = self.state.log_stream(namespace, pod, follow, limit, tail,
+                                                    timestamps=query.get("timestamps") == "true",
+                                                    since=query.get("sinceTime"))
         if error is not None:
             return self._send_json(code, error)
         self._start_chunked("text/plain")

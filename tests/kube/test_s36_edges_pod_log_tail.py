@@ -128,3 +128,78 @@ def test_s36_edges_get_logs_tail_of_a_pod_job_answers_from_the_executors_tail(
         assert _log_reads(fake, before)[0] == {"container": ["main"], "tailLines": ["3"], "limitBytes": ["65537"]}
     finally:
         services.store.close()
+
+
+def _stamped(fake: FakeKubernetes, pod: str, second: int | None = None) -> int:
+    """Bytes of the pod's log as a ``timestamps=true`` read sends it (every record, or those of ``second``)."""
+    return sum(len(at) + 1 + len(line) for at, line in fake.log_records[(NS, pod)]
+               if second is None or int(at[17:19]) == second)
+
+
+def test_s36_left_a_followed_pod_log_costs_what_is_new_per_poll(
+        fake: FakeKubernetes, pod_log: tuple[KubernetesExecutor, str], tmp_path: Path) -> None:
+    """Session 36 left: each poll of a followed pod log (``logs -f``, the panel) read the log from its start up to
+    the reader's offset plus a slice (``limitBytes`` = offset + limit): a big log cost its whole length a poll. Now a
+    poll from where the last answer ended asks for ``sinceTime`` = the last line's second with ``timestamps=true``
+    and drops the lines it had read: the new bytes plus that second's lines. The answers are the log's own bytes and
+    offsets, as before. The API server is the fake (no cluster runs here), speaking the kubelet's stamped format."""
+    executor, pod = pod_log
+    for second in range(40):  # 1.4 MB: 1,000 lines a second, some sharing one stamp, multi-byte characters
+        for part in range(4):
+            fake.append_log(NS, pod, "".join(f"step {second}.{part}.{i} loss é€ {i / 7:.5f}\n" for i in range(250)),
+                            at=f"2026-12-07T07:00:{second:02d}.{part * 1000:09d}Z")
+    data = bytes(fake.logs[(NS, pod)])
+    offset, before, sent_before = 0, len(fake.requests), 0
+    while True:  # a follower catching up, 64 KiB an answer
+        text, following = executor.logs("j-tail", offset, 65536)
+        assert text.encode() == data[offset:following], offset
+        sent_before = sent_before or len(fake.log_bytes_sent)  # after the first read (from the start, streamed)
+        if following == offset:
+            break
+        offset = following
+    assert offset == len(data)
+    reads = _log_reads(fake, before)
+    assert reads[0] == {"container": ["main"], "timestamps": ["true"]}  # the first: from the start, once
+    assert all(r["sinceTime"][0].startswith("2026-12-07T07:00:") and r["timestamps"] == ["true"] for r in reads[1:])
+    since = fake.log_bytes_sent[sent_before:]  # each poll's answer: bounded by its slice, whatever its offset
+    assert max(since) <= 2 * 65536 + (64 << 10) and sum(since) < 2 * _stamped(fake, pod), since
+
+    # caught up: the next poll costs the new lines and the lines of the last one's second, never the log again
+    fake.append_log(NS, pod, "epoch 2 saved\n", at="2026-12-07T07:00:39.000003000Z")
+    fake.append_log(NS, pod, "epoch 3 loss 0.1\nsaving…", at="2026-12-07T07:00:41.000000000Z")
+    data = bytes(fake.logs[(NS, pod)])
+    sent_before = len(fake.log_bytes_sent)
+    text, following = executor.logs("j-tail", offset, 65536)
+    assert text == "epoch 2 saved\nepoch 3 loss 0.1\nsaving…" and following == len(data)
+    (sent,) = fake.log_bytes_sent[sent_before:]
+    assert sent == _stamped(fake, pod, 39) + _stamped(fake, pod, 41) < len(data) // 20, sent
+    assert executor.logs("j-tail", following, 65536) == ("", following)  # nothing new: nothing but that second
+
+    # any other offset (a restart of the server, a tail's end) reads from the start once, then follows from there
+    begin = data.index(b"\n", 1000) + 1  # a line's start, as a tail's end or a follower's offset is
+    text, following = executor.logs("j-tail", begin, 100)
+    assert text.encode() == data[begin:following] and begin + 96 < following <= begin + 100
+    before = len(fake.requests)
+    text, again = executor.logs("j-tail", following, 100)
+    assert text.encode() == data[following:again] and "sinceTime" in _log_reads(fake, before)[0]
+
+
+def test_s36_left_a_followed_pod_log_in_small_slices_is_the_log_byte_for_byte(
+        fake: FakeKubernetes, pod_log: tuple[KubernetesExecutor, str]) -> None:
+    """The follow's marks inside a line, across lines sharing one stamp or one second, and at a cut multi-byte
+    character: read in slices of 4 to 11 bytes, from the log's start or on from the last answer, the answers are
+    its bytes in order and their offsets its own."""
+    executor, pod = pod_log
+    pick = random.Random(37)
+    for n in range(36):
+        line = "".join(pick.choice(["a", "é", "€", "xyz", " "]) for _ in range(pick.randint(0, 6)))
+        fake.append_log(NS, pod, line + "\n", at=f"2026-12-07T07:00:{n // 9:02d}.{(n // 3) * 7:09d}Z")
+    data = bytes(fake.logs[(NS, pod)])
+    offset, got = 0, b""
+    while True:
+        text, following = executor.logs("j-tail", offset, pick.randint(4, 11))
+        assert text.encode() == data[offset:following], offset
+        if following == offset:
+            break
+        got, offset = got + text.encode(), following
+    assert got == data

@@ -27,7 +27,8 @@ cache holds the API's own dicts):
 * What a container's main process leaves running when it ends (PID 1 of the container's PID namespace)
   the kernel SIGKILLs with it, at once and unseen: unlike the local executor's wrapper
   (:mod:`..wrapper`), nothing here can name those processes.
-* ``logs`` reads the pod log of worker 0 (byte offsets; :meth:`follow_logs` streams it; :meth:`tail_logs` its
+* ``logs`` reads the pod log of worker 0 (byte offsets; a read on from the last answer asks only for what is new,
+  ``sinceTime`` with ``timestamps=true``: :mod:`.pod_log`; :meth:`follow_logs` streams it; :meth:`tail_logs` its
   last lines, with ``tailLines``).
 * A gang of worker groups is one Job per group (handle ``members``: their names, the first being
   ``name``), read as one job by :func:`.gangs.observe_gang`; when one group fails, the others
@@ -73,6 +74,7 @@ from .manifests import (
     object_name,
     submitted_spec,
 )
+from .pod_log import START, Mark, parse_records, since_time, take, utf8_cut
 from .quantity import label_value
 from .reflector import Reflector
 from .status import Observation, observe_deployment, observe_job, quota_reason
@@ -108,6 +110,43 @@ class _Tracked:
     connection: str | None = None  # the "reconnecting to …" sentence last reported, None when connected
     members: tuple[str, ...] = ()              # a gang of worker groups: one Job per group
     failure: Observation | None = None         # how such a gang failed, reported once its pods are gone
+
+
+_MOST_LOG_MARKS = 1024
+"""Followed jobs' log marks kept (:meth:`KubernetesExecutor.logs`); a job past them reads from its log's start once."""
+
+
+class _NotStamped(Exception):
+    """A pod log answer whose lines carry no kubelet stamp."""
+
+
+def _streamed_records(response: Any) -> Iterator[tuple[tuple[int, int], bytes]]:
+    """The stamped lines of a streamed ``timestamps=true`` answer, as they come.
+
+    Raises:
+        _NotStamped: a line has no stamp."""
+    pending = b""
+    for chunk in response.stream(amt=1 << 16, decode_content=False):
+        pending += chunk
+        head, newline, pending = pending.rpartition(b"\n")
+        if newline:
+            records = parse_records(head + newline, whole=False)
+            if records is None:
+                raise _NotStamped
+            yield from records
+    if pending:
+        records = parse_records(pending, whole=True)
+        if records is None:
+            raise _NotStamped
+        yield from records
+
+
+def _utf8_whole(data: bytes, mark: Mark) -> tuple[bytes, Mark]:
+    """``data`` without a character cut at its end, the mark moved back with it (where it can be: inside its line)."""
+    back = len(data) - utf8_cut(data)
+    if back and mark.partial >= back:
+        return data[:-back], Mark(mark.key, mark.same, mark.partial - back)
+    return data, mark
 
 
 def _status_message(exc: Exception) -> str:
@@ -164,6 +203,10 @@ class KubernetesExecutor:
         self._tracked: dict[str, _Tracked] = {}
         self._reflectors: dict[str, Reflector] | None = None
         self._ended: list[tuple[str, str]] = []  # (namespace, job id) whose token Secret goes (_drop_secrets)
+        self._log_marks: dict[str, tuple[str, int, Mark]] = {}
+        """``job id -> (pod, offset, mark)``: where the last :meth:`logs` answer of the job's log ended (:mod:`.pod_log`:
+        the next read from that offset asks for what is new only); at most :data:`_MOST_LOG_MARKS`, the oldest
+        dropped."""
         self.job_env: Callable[[Job], Mapping[str, str]] | None = None
         """``job_env(job)``: variables added to every container of the job (``JUPYTER_SCHED_URL`` and the
         job's progress token, as the local executor adds them: :func:`with_env`); None: none."""
@@ -346,10 +389,85 @@ class KubernetesExecutor:
     def logs(self, job_id: str, offset: int = 0, limit: int = 65536) -> tuple[str, int]:
         """Up to ``limit`` bytes of worker 0's log from byte ``offset``; ``(text, next_offset)``.
 
+        A read from where the job's last answer ended (a follow's next poll) asks the API for the lines recorded
+        since (``sinceTime``, ``timestamps=true``; :mod:`.pod_log`): it costs what is new, not the log up to
+        ``offset``. Any other offset reads the log from its start once (the API has no byte offset), and is followed
+        from where it ends.
+
         Raises:
             NotFoundError: no pod of the job exists (never started, or removed after its TTL).
         """
         namespace, pod = self._log_pod(job_id)
+        with self._lock:
+            held = self._log_marks.get(job_id)
+        try:
+            answered = None
+            if held is not None and held[:2] == (pod, offset) and held[2] != START:
+                answered = self._log_since(namespace, pod, held[2], limit)
+            if answered is None:
+                answered = self._log_from(namespace, pod, offset, limit)
+        except Exception as exc:
+            if _http_status(exc) in (400, 404):  # container not started yet / pod gone
+                return "", offset
+            raise ExecutorError(f"cannot read the log of pod {namespace}/{pod}: {_status_message(exc)}") from exc
+        if answered is None:  # an answer without stamps (not the kubelet's format): the plain read
+            return self._logs_plain(namespace, pod, offset, limit)
+        data, mark = answered
+        with self._lock:
+            self._log_marks.pop(job_id, None)
+            self._log_marks[job_id] = (pod, offset + len(data), mark)
+            while len(self._log_marks) > _MOST_LOG_MARKS:
+                del self._log_marks[next(iter(self._log_marks))]
+        return data.decode("utf-8", errors="replace"), offset + len(data)
+
+    def _pod_log(self, namespace: str, pod: str, query: list[tuple[str, Any]]) -> Any:
+        """``GET …/pods/{pod}/log?container=main&…`` with ``query`` (``sinceTime`` among them, which this client's
+        ``read_namespaced_pod_log`` does not take): the raw response, to be read or streamed.
+
+        Raises:
+            kubernetes.client.ApiException: the API answered an error.
+        """
+        api = self._core.api_client
+        request = api.param_serialize(method="GET", resource_path="/api/v1/namespaces/{namespace}/pods/{name}/log",
+                                      path_params={"namespace": namespace, "name": pod},
+                                      query_params=[("container", "main"), *query], header_params={"Accept": "*/*"},
+                                      auth_settings=["BearerToken"])
+        response = api.call_api(*request)
+        if not 200 <= response.status <= 299:
+            response.read()
+            raise k8s.ApiException.from_response(http_resp=response, body=None, data=None)
+        return response.response
+
+    def _log_since(self, namespace: str, pod: str, mark: Mark, limit: int) -> tuple[bytes, Mark] | None:
+        """The log's bytes after ``mark``, at most ``limit``: the lines recorded since its second, those it passed
+        dropped. None where that cannot be told from the answer (no stamps; one second's lines beyond the bound)."""
+        bound = 2 * limit + (64 << 10)  # the stamps (31 bytes a line) and the lines of the mark's second read again
+        response = self._pod_log(namespace, pod, [("timestamps", "true"), ("sinceTime", since_time(mark)),
+                                                  ("limitBytes", bound)])
+        try:
+            data: bytes = response.data
+        finally:
+            response.release_conn()
+        records = parse_records(data, whole=len(data) < bound)
+        if records is None:
+            return None
+        out, ends = _utf8_whole(*take(records, mark, skip=0, limit=limit))
+        return None if not out and len(data) >= bound else (out, ends)
+
+    def _log_from(self, namespace: str, pod: str, offset: int, limit: int) -> tuple[bytes, Mark] | None:
+        """The log's bytes from ``offset``, at most ``limit``, read from its start with stamps (streamed: memory
+        bounded by a line and the answer), with the mark where they end; None for an answer without stamps."""
+        response = self._pod_log(namespace, pod, [("timestamps", "true")])
+        try:
+            return _utf8_whole(*take(_streamed_records(response), START, skip=offset, limit=limit))
+        except _NotStamped:
+            return None
+        finally:
+            response.close()
+            response.release_conn()
+
+    def _logs_plain(self, namespace: str, pod: str, offset: int, limit: int) -> tuple[str, int]:
+        """:meth:`logs` by a read without stamps from the log's start up to ``offset`` + ``limit``."""
         try:
             response = self._core.read_namespaced_pod_log(
                 pod, namespace, container="main", limit_bytes=offset + limit, _preload_content=False)
