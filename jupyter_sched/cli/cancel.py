@@ -85,7 +85,8 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if args.json:
             _dump_line(after, io)
             continue
-        print(cancel_outcome(before, after, grace_s=_grace(client, after, grace)), file=io.out)
+        print(cancel_outcome(before, after, grace_s=_grace(client, after, grace), now=datetime.now(timezone.utc)),
+              file=io.out)
         if after.get("kind") == "lease" and (before or after).get("kernel_id") and granted_uuids(before or after):
             # what its kernel's magics do, and when (new user 6, F18; new user 23, N17: it said "not told")
             print(f"  {KERNEL_TOLD}", file=io.out)

@@ -236,6 +236,8 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         body["parameters"] = args.parameters
     if args.nvlink:
         body["nvlink"] = True
+    if getattr(args, "no_preempt", False):  # newuser36 N6
+        body["no_preempt"] = True
     if args.env:
         body["env"] = dict(env_pair(item, field="env", environ=os.environ, here="this shell", setter="export")
                            for item in args.env)

@@ -432,6 +432,9 @@ def _add_submit(sub: Any) -> None:
     submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all (left out: the queue\'s default, else none)')
     submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
     submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
+    submit.add_argument("--no-preempt", dest="no_preempt", action="store_true",
+                        help="free GPUs only: never preempt or reclaim another's running job (another team's borrowed "
+                        "GPUs included); it waits for a free GPU instead")
     submit.add_argument("--env", action="append", default=[], metavar="NAME[=VALUE]",
                         help="an environment variable for the job; NAME alone passes this shell's value (as docker run -e)")
     submit.add_argument("--workdir", default=None, help="working directory (default: the current directory; for "

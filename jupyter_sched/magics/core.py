@@ -363,12 +363,14 @@ class SchedMagics(Magics):
           %gpu status               simulated flag), your team's quota and this kernel's lease,
                                     as a DataFrame
           %gpu request N [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
-                         [--priority high|normal|low]
+                         [--no-preempt] [--priority high|normal|low]
                          [--name NAME] [--team TEAM] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
                                     lease N GPUs for this kernel (charged to --team, default
                                     your first team); while queued, shows position,
                                     reason and ETA; when granted sets CUDA_VISIBLE_DEVICES (GPU
-                                    UUIDs) and CUDA_DEVICE_ORDER=PCI_BUS_ID in this kernel
+                                    UUIDs) and CUDA_DEVICE_ORDER=PCI_BUS_ID in this kernel;
+                                    --no-preempt: free GPUs only, it waits rather than stop
+                                    anyone's running job (another team's borrowed GPUs included)
           %gpu N                    shorthand for %gpu request N
           %gpu release              give the GPUs back (also happens when the kernel shuts down)
           %gpu watch [--seconds 30] [--interval 1]
@@ -386,6 +388,7 @@ class SchedMagics(Magics):
           %gpu request 1
           %gpu request 2 --model A100 --mem-per-gpu 40GiB --timeout 10m
           %gpu request 1 --no-wait      # queue and return; %gpu status applies it once granted
+          %gpu request 1 --no-preempt   # on a shared hub: wait for a free GPU, stop nobody's job
           %gpu watch --seconds 20
           %gpu release
 
@@ -798,7 +801,8 @@ class SchedMagics(Magics):
         self._released = str(lease["id"])  # %gpu says it while a process of this kernel still holds its GPU
         self.lease = None
         self._kernel_holds_none = True  # it held this one (found above) and gave it back
-        self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"})) + ".")
+        self._print(_capital(cancel_outcome(lease, released if released else {**lease, "state": "cancelled"},
+                                            now=_now())) + ".")
         visible = [part.strip() for part in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if part.strip()]
         names_its_gpus = bool(set(visible) & set(granted_uuids(lease)))
         if self._applied or names_its_gpus:
@@ -919,7 +923,7 @@ class SchedMagics(Magics):
         Usage::
 
           %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
-                     [--workdir DIR] [--name NAME]
+                     [--no-preempt] [--workdir DIR] [--name NAME]
                      [--priority high|normal|low] [--time-limit 2h] [--team TEAM] [--profile NAME]
                      [--env NAME[=VALUE] ...] (an environment variable of the job; NAME alone: this kernel's; repeatable)
               <cell body>           run the cell body as a job with this kernel's Python
@@ -1508,8 +1512,8 @@ class SchedMagics(Magics):
             return
         before = _was(after)
         grace = self.client.config().get("stop_grace_s") if after.get("state") in ("admitted", "running") else None
-        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None))
-                    + ".")
+        self._print(_capital(cancel_outcome(before, after, grace_s=float(grace) if isinstance(grace, (int, float)) else None,
+                                            now=_now())) + ".")
         if lease and after.get("kernel_id") and granted_uuids(after):  # another kernel's: what it is told, when (N17)
             self._print(_capital(KERNEL_TOLD) + ".")
 

@@ -214,6 +214,8 @@ class JobOptions:
         nvlink: ``--nvlink``: NVLink-connected GPUs only.
         workdir: ``--workdir`` as typed: the job's working directory, relative to the kernel's
             (``~/…`` is the owner's home, for the server), as ``jupyter-sched submit --workdir`` takes it.
+        no_preempt: ``--no-preempt``: free GPUs only — the request never preempts nor reclaims another's
+            running work; it waits instead (newuser36 N6).
 
     ``--cpu``, ``--memory``, ``--nvlink`` and ``--workdir`` are the CLI's submit options the magics
     lacked (new user 24, N5); a lease takes all but ``--workdir`` (its kernel runs where it is).
@@ -235,6 +237,7 @@ class JobOptions:
     memory: str | None = None
     nvlink: bool = False
     workdir: str | None = None
+    no_preempt: bool = False
 
 
 def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = True, lease: bool = False,
@@ -251,6 +254,8 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
         parser.add_argument("--cpu", dest="cpu")
         parser.add_argument("--memory", dest="memory")
         parser.add_argument("--nvlink", dest="nvlink", action="store_true")
+        # free GPUs only: nobody's running work is stopped for it (newuser36 N6), as `jupyter-sched submit --no-preempt`
+        parser.add_argument("--no-preempt", dest="no_preempt", action="store_true")
         if not lease:
             parser.add_argument("--workdir", dest="workdir")
     parser.add_argument("--priority", dest="priority")
@@ -370,6 +375,7 @@ def _options(ns: argparse.Namespace, *, gpus: str | None, min_gpus: int, gpus_fi
         cpu=None if (cpu := getattr(ns, "cpu", None)) is None else number_or_text(cpu),
         memory=_nonempty(getattr(ns, "memory", None), "--memory"),
         nvlink=bool(getattr(ns, "nvlink", False)),
+        no_preempt=bool(getattr(ns, "no_preempt", False)),
         workdir=_nonempty(getattr(ns, "workdir", None), "--workdir"),
     )
 
@@ -444,7 +450,7 @@ def parse_gpu_line(line: str) -> GpuCommand:
         %gpu                       → status
         %gpu status
         %gpu request N [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
-                       [--priority P] [--name NAME]
+                       [--no-preempt] [--priority P] [--name NAME]
                        [--team TEAM] [--profile NAME] [--wait | --no-wait] [--timeout 10m]
         %gpu N [...]               → request N (shorthand)
         %gpu release
@@ -698,7 +704,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     Grammar::
 
         %%schedule [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--cpu C] [--memory 64GiB] [--nvlink]
-                   [--workdir DIR] [--name NAME] [--priority P]
+                   [--no-preempt] [--workdir DIR] [--name NAME] [--priority P]
                    [--time-limit 2h] [--team TEAM] [--profile NAME] [--env NAME[=VALUE] ...]
         %schedule run SCRIPT [ARGS...] [options]         (use -- before script args that clash)
         %schedule notebook NOTEBOOK [-p NAME=VALUE ...] [options]   (-p: its parameters cell's values)
@@ -930,6 +936,8 @@ def _resource_fields(options: JobOptions) -> dict[str, Any]:
         body["memory"] = options.memory
     if options.nvlink:
         body["nvlink"] = True
+    if options.no_preempt:
+        body["no_preempt"] = True
     return body
 
 

@@ -98,6 +98,8 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
         out["released_at_exit"] = True
     if s.time_limit_source is not None:  # a limit its queue gave (newuser28 N8): only where set
         out["time_limit_source"] = s.time_limit_source
+    if s.no_preempt:  # a request that never evicts (newuser36 N6): only where set
+        out["no_preempt"] = True
     if s.not_kept:  # a finished job's row that keeps its env as names only, its command cut (red30 R4)
         out["not_kept"] = dict(s.not_kept)
     return out
@@ -116,7 +118,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
         source=d.get("source"), notebook_json=d.get("notebook_json"), kernel_notebook=d.get("kernel_notebook"),
         parent_job_id=d.get("parent_job_id"), released_at_exit=bool(d.get("released_at_exit", False)),
-        time_limit_source=d.get("time_limit_source"),
+        time_limit_source=d.get("time_limit_source"), no_preempt=bool(d.get("no_preempt", False)),
         not_kept={str(k): int(v) for k, v in (d.get("not_kept") or {}).items()},
     )
 

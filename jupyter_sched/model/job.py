@@ -289,6 +289,10 @@ class JobSpec:
         not_kept: what a finished job's stored row no longer keeps (red30 R4): ``env_bytes`` — its env's size
             in bytes, its values (and names past the bound) not kept; ``command_bytes`` — the bytes of its
             command cut off. Empty while everything is kept.
+        no_preempt: the request never preempts nor reclaims (``%gpu request 1 --no-preempt``; newuser36 N6: the
+            quickstart's demo lease evicted another team's running job on a shared hub): it starts on free GPUs
+            only (its own team's guarantee included, when free) and otherwise waits, nominating no victim — as a
+            Slurm job that is no preemptor, Kueue's ``reclaimWithinCohort: Never`` for one workload.
     """
 
     name: str
@@ -318,6 +322,7 @@ class JobSpec:
     released_at_exit: bool = False
     time_limit_source: str | None = None
     not_kept: Mapping[str, int] = field(default_factory=dict)
+    no_preempt: bool = False
 
     def __post_init__(self) -> None:
         # The core refuses a zero or negative limit itself, not only the API (case 033): a limit

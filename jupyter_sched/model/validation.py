@@ -37,7 +37,7 @@ _KNOWN_FIELDS = frozenset({
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
     "profile", "checkpointable", "resources", "args", "parameters", "groups", "source", "notebook_json",
-    "kernel_notebook", "parent_job_id", "released_at_exit",
+    "kernel_notebook", "parent_job_id", "released_at_exit", "no_preempt",
 })
 MAX_PATH_CHARS = 4096
 """Longest path a request may name for ``kernel_notebook`` (Linux's PATH_MAX)."""
@@ -732,6 +732,12 @@ def spec_from_request(
     if not isinstance(checkpointable, bool):
         raise ValidationError("checkpointable must be true or false", field="checkpointable",
                               hint="use true or false")
+    no_preempt = merged.get("no_preempt", False)
+    if no_preempt is None:
+        no_preempt = False
+    if not isinstance(no_preempt, bool):  # newuser36 N6
+        raise ValidationError(f"no_preempt must be true or false (got {quoted(no_preempt)})", field="no_preempt",
+                              hint="use true to wait for free GPUs rather than preempt or reclaim another's work")
     source, notebook_json = _carried(merged, script, notebook)
     team = _str(merged, "team") or _str(merged, "queue") or default_team
     kernel_id, kernel_notebook = _kernel_id(merged, kind), _kernel_notebook(merged, kind)
@@ -748,7 +754,7 @@ def spec_from_request(
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
         notebook_json=notebook_json, kernel_notebook=kernel_notebook,
         parent_job_id=_parent_job_id(merged, kind), released_at_exit=released_at_exit,
-        parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script),
+        parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script), no_preempt=no_preempt,
     )
 
 

@@ -24,7 +24,8 @@ __all__ = ["defragment"]
 def defragment(ctx: CycleContext, visit: Visit) -> bool:
     """Issue the fewest migrations that give ``visit.job`` one node (True), else False."""
     job, req, flavors, outcomes = visit.job, visit.req, visit.flavors, visit.outcomes
-    if not ctx.profile.defragment or ctx.preemption_attempts >= ctx.profile.max_preemption_attempts:
+    if not ctx.profile.defragment or ctx.preemption_attempts >= ctx.profile.max_preemption_attempts \
+            or job.spec.no_preempt:  # a migration stops others' jobs too (newuser36 N6)
         return False
     fragmented = [f for f, o in zip(flavors, outcomes, strict=False) if o.capacity_code == "Fragmented"]
     if not fragmented:

@@ -197,6 +197,11 @@ def _reason(ctx: CycleContext, visit: Visit) -> tuple[PendingReason, str, Mappin
         message = (message.rstrip(".") + f"; the GPUs held for it were reclaimed by {team} for {by} within its "
                    f"guarantee ({job.spec.team} is above its own).")
     refusal = visit.refusal
+    if refusal and (visit.refusal_details or {}).get("rule") == "no_preempt":  # it asked never to evict (newuser36 N6)
+        if reason.code in CAPACITY_CODES:  # where GPUs, not a quota line, keep it out
+            details = {**details, "preemption_refused": refusal, "preemption_rule": visit.refusal_details}
+            message = message.rstrip(".") + f"; {refusal}."
+        refusal = ""
     # a quota wait that ends when its own victims pass the minimum runtime says so too (new user 20, N18)
     # and so does one behind work whose owner left the team (red team 24, R6: the members were told nothing)
     if refusal and (reason.code in CAPACITY_CODES or (visit.refusal_details or {}).get("rule") == "min_runtime"

@@ -77,6 +77,7 @@ from .models import (
     ListJobsResponse,
     QueueEntry,
     QueuePage,
+    ReclaimCooldown,
     SubmitJobRequest,
     UpdateJobRequest,
 )
@@ -90,6 +91,7 @@ from .planned_limit import with_planned_limit
 from .progress import log_notes, reports_of, with_progress
 from .projected import projection_of, with_projection
 from .readcache import ReadCache, ReadVersion
+from .reclaim_cost import release_cost
 from .script_check import job_python_differs, script_problem_apart
 from .submit_keys import Replayed, remember_in, request_digest, reused_key
 
@@ -1589,6 +1591,11 @@ class JobsService:
         self.ctx.publish({"type": "lease" if out.kind == "lease" else "job", "data": data})
         if already and out.stop_requested is not None:  # said as such, whoever asks (new user 17, N12)
             out = out.model_copy(update={"already_stopping": True})
+        elif not already:  # what ending it costs its team's reclaims, said now (newuser36 N6)
+            cost = release_cost(store, job, self.ctx.clock.now(),
+                                float(getattr(self.ctx.engine.profile, "reclaim_cooldown_s", 0.0) or 0.0))
+            if cost is not None:
+                out = out.model_copy(update={"reclaim_cooldown": ReclaimCooldown.model_validate(cost)})
         return out
 
     # ---- update: hold, release, time limit, class, top (hubadmin25 B18) ------------------------

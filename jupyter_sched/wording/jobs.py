@@ -16,7 +16,7 @@ from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line, printable_name
 from .cordons import drain_text
-from .preemption import planned_preemption_text
+from .preemption import planned_preemption_text, release_cooldown_text
 from .projected import projected_end_text
 from .reasons import clock_times, refusal_line, render_reason, wire_time
 from .reported import progress_text
@@ -764,7 +764,26 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *, grace_s: float | None = None) -> str:
+def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *, grace_s: float | None = None,
+                   now: datetime | None = None) -> str:
+    """:func:`_cancel_outcome`, then what ending it costs its team when it took GPUs back by reclaim lately (the
+    answer's ``reclaim_cooldown``; newuser36 N6): ``released lease l-1 (was running; gave back GPU-a); team vision's
+    reclaims of other teams' borrowed GPUs wait until 04:52 UTC (a reclaim cool-down: …)``. ``now``: the reader's
+    time for its clock time (None: the date is said too)."""
+    said = _cancel_outcome(before, after, grace_s=grace_s)
+    cost = after.get("reclaim_cooldown")
+    if not isinstance(cost, Mapping):
+        return said
+    until = wire_time(cost.get("until"))
+    held = cost.get("held_s")
+    if until is not None and isinstance(cost.get("team"), str):
+        return f"{said}; " + release_cooldown_text(
+            cost["team"], until, float(held) if isinstance(held, (int, float)) else None, now)
+    text = cost.get("text")
+    return f"{said}; {printable_line(text)}" if isinstance(text, str) and text else said
+
+
+def _cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *, grace_s: float | None = None) -> str:
     """What a cancel did, as one line: ``cancelled j-7 (was running; stopping, grace 60 s)``, its name first where it
     has one (``cancelled j-7 (train; was pending; removed from the queue)``; newuser34 n1: ``cancel j-… j-…``, pasted
     from ``definitions delete``'s hint, said ids alone where every other line names the job).

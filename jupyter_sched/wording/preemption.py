@@ -14,8 +14,16 @@ from ..model.units import clock_text, format_duration
 from ..textsafe import printable_name
 from .reasons import wire_time, work_named
 
-__all__ = ["RECLAIM_END_CAUSES", "planned_preemption_text", "preemptible_note", "reclaim_cooldown_text",
-           "reclaim_dropped_text", "reclaim_end_text"]
+__all__ = ["NO_PREEMPT_OPTION", "NO_PREEMPT_WAIT", "RECLAIM_END_CAUSES", "planned_preemption_text", "preemptible_note",
+           "reclaim_cooldown_text", "reclaim_dropped_text", "reclaim_end_text", "release_cooldown_text"]
+
+NO_PREEMPT_OPTION = "--no-preempt"
+"""The option of ``%gpu request``, ``%%schedule`` and ``jupyter-sched submit`` (REST: ``"no_preempt": true``)
+that asks for free GPUs only: the request never preempts nor reclaims (newuser36 N6)."""
+
+NO_PREEMPT_WAIT = f"waiting for a free GPU: this request does not preempt or reclaim ({NO_PREEMPT_OPTION})"
+"""The clause of a no-preempt request's pending reason where preemption or reclaim would be the way in
+(the core's refusal, :func:`jupyter_sched.scheduling.preempt.phase.preempt`; newuser36 N6)."""
 
 
 def preemptible_note(priority: str, *, preemption: bool, preemptible_classes: Collection[str],
@@ -176,3 +184,21 @@ def reclaim_dropped_text(took: Any, until: datetime, *, cooldown_s: float, setti
             f"({why}); it had evicted {named}, whose work restarts; team {took.team}'s "
             f"reclaims of other teams' borrowed GPUs wait until {clock_text(until, None)} "
             f"({setting} = {cooldown_s:g})")
+
+
+def release_cooldown_text(team: str, until: datetime, held_s: float | None, now: datetime | None) -> str:
+    """What ending work that took GPUs back by reclaim costs its team, said at its release or cancel on every
+    surface (``%gpu release``, ``%schedule cancel``, ``jupyter-sched cancel``, REST's ``reclaim_cooldown.text``;
+    newuser36 N6: the quickstart's lease, released 2 s after it evicted another team's job, held the team's
+    reclaims for 15 minutes, said only in the admins' audit): ``team vision's reclaims of other teams' borrowed
+    GPUs wait until 04:52 UTC (a reclaim cool-down: the GPUs you took back were used for 1s)``.
+
+    Args:
+        team: the team (queue) whose reclaims wait.
+        until: when they may go on (UTC).
+        held_s: seconds the GPUs taken back were held (None: the work never started).
+        now: the reader's time (None: with the date).
+    """
+    used = "never used" if held_s is None else f"used for {format_duration(max(0.0, held_s))}"
+    return (f"team {printable_name(team)}'s reclaims of other teams' borrowed GPUs wait until {clock_text(until, now)} "
+            f"(a reclaim cool-down: the GPUs you took back were {used})")

@@ -135,5 +135,5 @@ def test_a_gang_waiting_on_a_preemption_names_the_node_of_its_gpus_not_its_launc
     result = run_cycle(snapshot([make_node("n0", gpus=1), make_node("n1", gpus=2)], [lo, hi]))
     assert [p.job_id for p in result.preemptions] == ["lo"]
     reason = next(p.reason for p in result.pending if p.job_id == "hi")
-    assert reason.message == "preempting lo to free GPUs on n1; the GPUs are held for this job"
+    assert reason.message == "preempting alice's job lo to free GPUs on n1; the GPUs are held for this job"
     assert reason.details["nodes"] == ["n1"]

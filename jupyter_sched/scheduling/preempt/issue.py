@@ -73,6 +73,9 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
             offer_freed(ctx)
         return True
     names = []
+    said: list[str] = []  # each victim as the line names it: whose, which, which team (newuser36 N6)
+    whose: dict[str, str] = {}
+    teams: dict[str, str] = {}
     freed = []
     departed: dict[str, dict[str, str]] = {}  # victims whose owner left the team: who, which team, since when
     left: list[str] = []  # and in words, for the members who wait (red team 24, R6: they were told nothing)
@@ -87,6 +90,11 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
         ctx.ledger.evict(c.job_id)
         ctx.victims.add(c.job_id)
         names.append(c.job_id)
+        whose[c.job_id], teams[c.job_id] = victim.spec.user, victim.spec.team
+        # before it happens the asker reads whose work goes — the owner and team, as the queue shows them to
+        # everyone (newuser36 N6: "preempting j-1m97ckdmb-hdxpbf" named another team's colleague by id only)
+        said.append(work_named(c.job_id, public_name(victim.spec), victim.spec.user)
+                    + (f" of team {victim.spec.team}" if victim.spec.team != spec.team else ""))
         if c.kind == "reclaim" and borrowing:
             sentence = (f"preempted (its team borrows) by higher-priority {spec.priority.value} {work_noun(spec)} {job.id} of "
                         f"{spec.team}, which may borrow over classes up to {ctx.profile.borrow_within_cohort} "
@@ -139,9 +147,10 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
     nodes = list(dict.fromkeys(n for n, uuids in alloc.per_worker() if uuids)) or [alloc.node]
     ctx.pends.append(Pend(job.id, PendingReason(
         code="WaitingForPreemption",
-        message=f"preempting {', '.join(names)} to free GPUs on {', '.join(nodes)}; the GPUs are held for this job"
-                + "".join(f"; {said}" for said in left),
-        details={"victims": names, "node": nodes[0], "nodes": nodes, "gpus": list(alloc.all_gpu_uuids()),
+        message=f"preempting {', '.join(said)} to free GPUs on {', '.join(nodes)}; the GPUs are held for this job"
+                + "".join(f"; {words}" for words in left),
+        details={"victims": names, "victim_owners": whose, "victim_teams": teams, "node": nodes[0], "nodes": nodes,
+                 "gpus": list(alloc.all_gpu_uuids()),
                  "model": flavor.model, "kinds": {c.job_id: c.kind for c in plan.victims if not c.nominated},
                  **({"departed": departed} if departed else {}),
                  **({"nominations_reclaimed": [c.job_id for c in reclaimed]} if reclaimed else {})},

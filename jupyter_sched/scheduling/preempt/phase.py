@@ -50,6 +50,9 @@
    nominations, the GPUs nominated to the job, and its ``WaitingForPreemption`` reason;
 6. **refusal** (:mod:`.refusals`) — when nothing is evicted, the reason says which rule applied.
 
+A job that asked never to preempt (``JobSpec.no_preempt``, newuser36 N6) skips all of it: it waits for free
+GPUs, its reason saying why (:data:`~jupyter_sched.wording.preemption.NO_PREEMPT_WAIT`).
+
 An eviction that cannot make the job fit never happens (case 001; issue 16 example B).
 """
 
@@ -62,6 +65,7 @@ from ...placement.placer import Flavor, Placement
 from ...preemption.candidates import borrow_threshold
 from ...preemption.reclaim_rules import RECLAIMING
 from ...preemption.victims import Candidate, PreemptionPlan, plan_cost
+from ...wording.preemption import NO_PREEMPT_WAIT
 from ..admit import keep_off, room_held
 from ..context import CycleContext, Visit
 from ..spare import open_spare
@@ -91,6 +95,9 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
     On False, ``visit.refusal`` says why nothing was evicted when that explains the wait.
     """
     if ctx.preemption is None and not ctx.profile.reclaim:
+        return False
+    if visit.job.spec.no_preempt:  # it asked for free GPUs only: no victim, no nomination (newuser36 N6)
+        visit.refusal, visit.refusal_details = NO_PREEMPT_WAIT, {"rule": "no_preempt"}
         return False
     if ctx.preemption_attempts >= ctx.profile.max_preemption_attempts:
         return False

@@ -227,6 +227,10 @@ class SubmitJobRequest(RunJobFields):
     released_at_exit: bool | None = Field(default=None, examples=[True], description=(
         "leases only, without kernel_id: the asking process (a kernel this server did not start — nbconvert, "
         "papermill, VS Code; %gpu sends it) gives the lease back itself when it exits. Shown to you and admins only"))
+    no_preempt: bool | None = Field(default=None, examples=[True], description=(
+        "true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed "
+        "GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request "
+        "--no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6)"))
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
@@ -693,6 +697,20 @@ class JobHold(CodecView):
     admin: bool = Field(description="an admin's hold: only an admin releases it")
 
 
+class ReclaimCooldown(ResponseModel):
+    """What ending work that took GPUs back by reclaim costs its team (newuser36 N6): its team's reclaims of
+    other teams' borrowed GPUs wait until ``until`` (the reclaim cool-down, DESIGN.md *Reclaim*)."""
+
+    team: str = Field(examples=["vision"])
+    until: str = Field(examples=["2026-12-07T04:52:26+00:00"], description="UTC, ISO 8601")
+    took_at: str = Field(examples=["2026-12-07T04:37:26+00:00"], description="when its reclaim was decided")
+    held_s: float | None = Field(examples=[1.0], description="seconds the GPUs it took back were held (null: it never "
+                                                             "started)")
+    cooldown_s: float = Field(examples=[900.0])
+    text: str = Field(examples=["team vision's reclaims of other teams' borrowed GPUs wait until 04:52 UTC (a reclaim "
+                                "cool-down: the GPUs you took back were used for 1s)"])
+
+
 class Job(CodecView):
     """A job or lease as the API shows it (:func:`~jupyter_sched.model.codec.job_to_dict`)."""
 
@@ -739,6 +757,13 @@ class Job(CodecView):
         "and admins' views only"))
     profile: str | None = None
     checkpointable: bool = False
+    no_preempt: bool | None = Field(default=None, description=(
+        "true: it never preempts nor reclaims, it waits for free GPUs (newuser36 N6); absent otherwise"))
+    reclaim_cooldown: ReclaimCooldown | None = Field(default=None, description=(
+        "cancel and release answers only (DELETE jobs/{id}, leases/{id}): this work took GPUs back from other teams "
+        "by reclaim and ended before the reclaim cool-down, so its team's reclaims of other teams' borrowed GPUs "
+        "wait until 'until' (c.SchedApp.reclaim_cooldown_s); 'text' says it in the words every client shows "
+        "(newuser36 N6); absent otherwise"))
     submitted_at: str | None = None
     admitted_at: str | None = None
     started_at: str | None = None
