@@ -12,7 +12,8 @@ carries its reason).
 Sentences (exact shapes; tests pin them):
 
 * ``cell 3 raised ImportError: No module named 'mypkg' (cell starts: import mypkg)``
-* ``kernel died (signal 9; killed by the out-of-memory killer) during cell 5 (cell starts: x = load()); peak memory 1.9 GiB; memory limit 2.0 GiB``
+* ``kernel died (signal 9; killed by the out-of-memory killer) during cell 5 (cell starts: x = load()); peak memory 1.9 GiB; memory limit 2.0 GiB
+  — ask for more memory than its 2.0 GiB, e.g. --memory 4GiB (…), or make it use less`` (:func:`memory_fix`)
 * ``kernel died (signal 9, SIGKILL; no out-of-memory kill was counted) during cell 3 (cell starts: import os); peak memory 51 MiB``
 * ``cell 5 did not finish within the 600 s cell time limit (cell starts: train())``
 * ``exited with code 1: ValueError: bad input (train.py, line 7); last lines: Traceback ... | ValueError: bad input``
@@ -54,6 +55,7 @@ __all__ = [
     "lead_line",
     "kernel_death_sentence",
     "log_tail",
+    "memory_fix",
     "missing_module_hint",
     "python_error",
     "no_jupyter_sched_hint",
@@ -85,6 +87,19 @@ def signal_name(signum: int) -> str:
 def format_mib(mib: float) -> str:
     """``512 MiB`` / ``1.9 GiB``."""
     return f"{mib / 1024:.1f} GiB" if mib >= 1024 else f"{mib:.0f} MiB"
+
+
+def memory_fix(limit_mib: float | None) -> str:
+    """What to do about work the out-of-memory killer ended (newuser37 n4: the sentence said what and why, not what
+    to do): ``ask for more memory than its 512 MiB, e.g. --memory 1GiB (jupyter-sched submit, %%schedule; the
+    Submit form's Memory), or make it use less`` (``limit_mib``: its memory limit, None or 0: not known)."""
+    if limit_mib:
+        twice = int(limit_mib * 2)
+        more = f" than its {format_mib(limit_mib)}, e.g. --memory {twice // 1024}GiB" if twice % 1024 == 0 else \
+            f" than its {format_mib(limit_mib)}, e.g. --memory {twice}MiB"
+    else:
+        more = " with --memory"
+    return f"ask for more memory{more} (jupyter-sched submit, %%schedule; the Submit form's Memory), or make it use less"
 
 
 NEAR_LIMIT = 0.9
@@ -126,11 +141,13 @@ def kernel_death_sentence(signum: int | None, *, peak_mib: float | None, oom_kil
         what += f"; peak memory {format_mib(peak_mib)}"
     if limit_mib and (oom_killed or near):
         what += f"; memory limit {format_mib(limit_mib)}"
+    if oom_killed or near:
+        what += f" — {memory_fix(limit_mib)}"
     return what
 
 
 _OUT_OF_MEMORY = re.compile(r"kernel died \(signal \d+; (?:killed by the out-of-memory killer|likely out of memory)"
-                            r"|killed by (?:the out-of-memory killer|SIGKILL \(likely out of memory)")
+                            r"|killed by (?:the out-of-memory killer|SIGKILL \((?:likely )?out of memory)")
 """The heads of this module's sentences for work the out-of-memory killer ended (:func:`kernel_death_sentence`,
 :func:`describe_termination`, :func:`describe_exit`)."""
 
@@ -397,7 +414,8 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
     said = [line[len(RUNNER_FAILED):].strip() for line in message.splitlines() if line.startswith(RUNNER_FAILED)]
     if said and said[-1]:
         return printable_line(said[-1], limit=MESSAGE_MAX)
-    base = "killed by the out-of-memory killer" if reason == "OOMKilled" else f"exited with code {exit_code}"
+    base = f"killed by the out-of-memory killer — {memory_fix(None)}" if reason == "OOMKilled" else \
+        f"exited with code {exit_code}"
     return base + _log_words(_run_lines(message), None, fixes=False, lead=reason != "OOMKilled" and exit_code > 0)
 
 
@@ -416,7 +434,7 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
             is then its own, not a sign of memory trouble.
         owner_uid: the uid that must own the files read (a job run as another account).
         oom_kills: processes of the work the out-of-memory killer ended, as its memory cgroup
-            counts them (None: no counter). A SIGKILL is said to be likely out of memory only when
+            counts them (None: no counter). A SIGKILL is said to be out of memory only when
             this counted one (red team 15, R15: a job that killed its own wrapper read "likely out
             of memory"); otherwise it is just ``killed by SIGKILL``.
         memory_limit_mib: the work's memory limit, named with an out-of-memory kill (0 = none).
@@ -439,9 +457,10 @@ def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | No
     if exit_code < 0:
         base = f"killed by {signal_name(-exit_code)}"
         if -exit_code == signal.SIGKILL and not stopped and oom_kills:
+            # counted by its own memory cgroup: out of memory, said without "likely" (newuser37 n4), and what to do
             limit = f"; memory limit {format_mib(memory_limit_mib)}" if memory_limit_mib else ""
-            base += (f" (likely out of memory: its memory cgroup counted {oom_kills} out-of-memory "
-                     f"kill{'s' if oom_kills != 1 else ''}{limit})")
+            base += (f" (out of memory: its memory cgroup counted {oom_kills} out-of-memory "
+                     f"kill{'s' if oom_kills != 1 else ''}{limit}) — {memory_fix(memory_limit_mib)}")
     else:
         base = f"exited with code {exit_code}"
     if exit_code != 0 and log is not None:

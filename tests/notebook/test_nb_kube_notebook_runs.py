@@ -109,6 +109,8 @@ def test_a_failed_kubernetes_script_says_its_exit_code_and_last_lines_and_an_oom
         "exited with code 3: ValueError: bad lr (train.py, line 3); last lines: epoch 1 | Traceback (most recent call "
         'last): |   File "train.py", line 3 | ValueError: bad lr')  # the error first (newuser33 N2)
     job_obj, pod = failed_job_with_pod(137, "", reason="OOMKilled")
-    assert observe_job(job_obj, [pod], []).message == "killed by the out-of-memory killer"
+    assert observe_job(job_obj, [pod], []).message == (  # and what to do (newuser37 n4)
+        "killed by the out-of-memory killer — ask for more memory with --memory (jupyter-sched submit, %%schedule; the "
+        "Submit form's Memory), or make it use less")
     job_obj, pod = failed_job_with_pod(2, "")
     assert observe_job(job_obj, [pod], []).message == "Job has reached the specified backoff limit"

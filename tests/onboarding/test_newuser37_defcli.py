@@ -153,3 +153,28 @@ def _now() -> Any:
     from datetime import datetime, timezone
 
     return datetime.now(timezone.utc)
+
+
+def test_newuser37_nit4_an_out_of_memory_kill_says_what_to_do_and_no_likely_when_counted(tmp_path: Path) -> None:
+    """n4: ``killed by SIGKILL (likely out of memory: its memory cgroup counted 1 out-of-memory kill; memory limit
+    512 MiB)`` — "likely" though the kill was counted, and no word of what to do. Each of the kind (a script's counted
+    kill, a notebook kernel's, a Kubernetes OOMKilled) now says what to do; the panel still knows each sentence
+    (``said_out_of_memory``, its Resubmit's Memory), a message stored before included."""
+    from jupyter_sched.executors.outcome import describe_termination, kernel_death_sentence, said_out_of_memory
+
+    log = tmp_path / "output.log"
+    log.write_text("100 MiB\n200 MiB\n300 MiB\n400 MiB\n")
+    fix = ("ask for more memory than its 512 MiB, e.g. --memory 1GiB (jupyter-sched submit, %%schedule; the Submit "
+           "form's Memory), or make it use less")
+    said = describe_exit(-9, log=log, oom_kills=1, memory_limit_mib=512)
+    assert said == ("killed by SIGKILL (out of memory: its memory cgroup counted 1 out-of-memory kill; memory limit "
+                    f"512 MiB) — {fix}; last lines: 100 MiB | 200 MiB | 300 MiB | 400 MiB"), said
+    kernel = kernel_death_sentence(9, peak_mib=500, oom_killed=True, limit_mib=512, cell_index=2, first_line="x = 1")
+    assert kernel.endswith(f"; memory limit 512 MiB — {fix}"), kernel
+    assert describe_termination(137, "", reason="OOMKilled") == (
+        "killed by the out-of-memory killer — ask for more memory with --memory (jupyter-sched submit, %%schedule; "
+        "the Submit form's Memory), or make it use less")
+    stored = "killed by SIGKILL (likely out of memory: its memory cgroup counted 1 out-of-memory kill)"
+    assert all(said_out_of_memory(s) for s in (said, kernel, describe_termination(137, "", reason="OOMKilled"), stored))
+    # a SIGKILL nothing counted stays as it is, with no fix (red15 R15, newuser25 N7)
+    assert describe_exit(-9, log=log, oom_kills=0).startswith("killed by SIGKILL; last lines: ")

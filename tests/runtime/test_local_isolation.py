@@ -337,8 +337,9 @@ def test_red15_r9_and_r15_a_job_past_its_memory_is_killed_and_said_to_be_out_of_
     assert (memory_group / "memory.limit_in_bytes").read_text().strip() == str(64 << 20)
     ended = wait_event(ex, Exited)
     assert isinstance(ended, Exited) and ended.exit_code == -9, ended
-    assert ended.message.startswith("killed by SIGKILL (likely out of memory: its memory cgroup counted 1 "
-                                    "out-of-memory kill; memory limit 64 MiB)"), ended.message
+    assert ended.message.startswith("killed by SIGKILL (out of memory: its memory cgroup counted 1 "  # newuser37 n4
+                                    "out-of-memory kill; memory limit 64 MiB) — ask for more memory than its 64 MiB, "
+                                    "e.g. --memory 128MiB"), ended.message
     assert "survived" not in ex.logs(job.id)[0]
 
 
