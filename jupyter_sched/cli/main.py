@@ -926,9 +926,14 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
         return serve_main(raw[1:], err=stderr)
     if raw[:1] == ["doctor"]:  # admin tool on the database itself: works when the server cannot
-        from .doctor import main as doctor_main
+        from .doctor_args import parse as doctor_parse  # --help and usage errors without the store (newuser37 n5)
 
-        return doctor_main(raw[1:], out=stdout, err=stderr)
+        doctor_args = doctor_parse(raw[1:], out=stdout, err=stderr)
+        if isinstance(doctor_args, int):
+            return doctor_args
+        from .doctor import run as doctor_run
+
+        return doctor_run(doctor_args, out=stdout, err=stderr)
     if raw[:1] in (["simulate"], ["fetch-traces"]):  # offline tools: no server needed (jupyter_sched.sim)
         from ..sim.cli import main as sim_main  # argparse alone: --help loads no pandas/numpy (newuser29 n13)
 

@@ -11,11 +11,13 @@ import argparse
 import io
 import itertools
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 
-from jupyter_sched.cli import doctor
+from jupyter_sched.cli import doctor, doctor_args
 from jupyter_sched.cli.main import build_parser
 from jupyter_sched.magics.core import SchedMagics
 
@@ -34,7 +36,7 @@ def _helps(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, st
 
 
 def test_newuser35_n1_no_help_of_any_command_or_magic_names_an_internal_finding_id() -> None:
-    helps = [*_helps(build_parser(), "jupyter-sched"), *_helps(doctor._parser(), "jupyter-sched doctor")]
+    helps = [*_helps(build_parser(), "jupyter-sched"), *_helps(doctor_args.doctor_parser(), "jupyter-sched doctor")]
     helps += [(f"%{name}", getattr(SchedMagics, name).__doc__ or "") for name in ("gpu", "schedule")]
     assert len(helps) > 40, [path for path, _ in helps]  # every subcommand's, each action's
     found = [(path, m.group(0), text[max(0, m.start() - 60):m.end()]) for path, text in helps
@@ -71,3 +73,16 @@ def test_newuser35_n10_uncordon_takes_yes_as_cordon_does_and_an_unknown_flag_nam
     assert main(["nodes", "uncordon", "vm", "--force"], out=out, err=err) == 2
     said = err.getvalue() + capsys.readouterr().err  # argparse's own exit writes to sys.stderr
     assert said.startswith("jupyter-sched nodes uncordon: --force: not an option of jupyter-sched nodes uncordon"), said
+
+
+@pytest.mark.parametrize("argv", [["doctor", "--help"], ["doctor", "correct-end", "--help"], ["doctor", "--nope"]])
+def test_newuser37_nit5_doctor_help_and_usage_errors_do_not_import_the_store(argv: list[str]) -> None:
+    """``doctor --help`` took 2 to 3 s where every other command's took ≤ 0.5 s: importing the doctor (SQLAlchemy, the
+    store) before argparse answered. Its arguments are now read first; the store is imported to run an action only."""
+    probe = ("import sys, io; from jupyter_sched.cli.main import main; "
+             f"code = main({argv!r}, out=io.StringIO(), err=io.StringIO()); "
+             "print(code, 'sqlalchemy' in sys.modules, 'jupyter_sched.store' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    code, sqlalchemy_loaded, store_loaded = done.stdout.split()
+    assert code == ("2" if "--nope" in argv else "0"), done
+    assert (sqlalchemy_loaded, store_loaded) == ("False", "False"), done
