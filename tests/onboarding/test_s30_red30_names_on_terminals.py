@@ -20,7 +20,7 @@ import pytest
 
 from jupyter_sched.accounting.runaway import RunawayUsage
 from jupyter_sched.accounting.usage import UsageInterval
-from jupyter_sched.cli.doctor import _print_entries, _print_runaways
+from jupyter_sched.cli.doctor import _print_entries, _runaways_check
 from jupyter_sched.store.quarantine import Quarantined
 from jupyter_sched.textsafe import escaped_line, printable_name
 from jupyter_sched.wording import job_line
@@ -58,7 +58,8 @@ def test_red30_doctor_prints_a_runaway_usage_rows_user_escaped() -> None:
     out = io.StringIO()
     iv = UsageInterval(job_id="j-1", attempt=1, user=HOSTILE, team="ml", gpu_model="A100", gpu_uuid="GPU-0",
                        share=1.0, started_at=NOW, ended_at=None, kind="training")
-    _print_runaways([RunawayUsage(row_id=3, interval=iv, job_state=None, job_attempt=None, job_end=None)], out)
+    check = _runaways_check([RunawayUsage(row_id=3, interval=iv, job_state=None, job_attempt=None, job_end=None)])
+    out.writelines(line + "\n" for line in check.lines)  # as the text report writes a check
     text = out.getvalue()
     assert "(attempt 1, ann\\x1b]52;" in text and "\\nroot ok)" in text, text
     assert not any(c in text for c in "\x1b\x07\u200b") and len(text.splitlines()) == 3, text
