@@ -151,7 +151,16 @@ from .runas import (
 from .safeopen import open_untrusted
 from .sealing import unsealed_finished
 from .server_fence import ServerFence
-from .tracking import MARKER_ENV, CgroupTracker, JobGroup, MarkerTracker, ProcessTracker, detect_tracker, tracker_for
+from .tracking import (
+    MARKER_ENV,
+    CgroupTracker,
+    JobGroup,
+    MarkerTracker,
+    ProcessTracker,
+    detect_tracker,
+    members_file,
+    tracker_for,
+)
 
 __all__ = ["FILE_HERE", "JOB_OOM_SCORE_ADJ", "OUTSIDE_RESCAN_S", "LocalExecutor", "carried_files", "gang_environments", "job_argv", "job_environment", "read_log", "read_log_sized"]
 
@@ -1072,6 +1081,9 @@ class LocalExecutor:
         workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
         launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
                              **({"notebook": True} if job.spec.notebook else {}),  # keeps executed.ipynb (red28 R5)
+                             # the job's tracking group's member list: the wrapper finds what the job left there, never
+                             # by walking the host's processes (red37 R2; it checks that the list holds itself)
+                             **({"members": members} if (members := members_file(group)) else {}),
                              **({"env": job_only} if job_only else {}),
                              **({"workers": workers} if workers else {})}) + "\n"
         # a launch past what a pipe takes at once goes in an in-memory file the wrapper reads (red32 R7: its carried
@@ -1836,7 +1848,9 @@ class LocalExecutor:
         for t in list(self._jobs.values()):
             root = self._root_pid(t)
             if t.group is not None and t.group.kind != "marker":
-                out |= tracker_for(t.group, self.tracker).members(t.group)
+                # the wrapper is enrolled before it starts anything: its group holds it and all its descendants,
+                out |= tracker_for(t.group, self.tracker).members(t.group)  # no walk of the host's processes per job
+                continue  # (red37 R2's kind)
             if root:
                 try:
                     process = psutil.Process(root)

@@ -42,7 +42,7 @@ from typing import Protocol
 import psutil
 
 __all__ = ["MARKER_ENV", "CgroupTracker", "JobGroup", "MarkerTracker", "ProcessTracker", "detect_tracker",
-           "tracker_for", "writable_group"]
+           "members_file", "tracker_for", "writable_group"]
 
 log = logging.getLogger(__name__)
 
@@ -335,6 +335,12 @@ def detect_tracker(*, root: Path = CGROUP_ROOT) -> ProcessTracker:
         tracker.prune()
         return tracker
     return MarkerTracker()
+
+
+def members_file(group: JobGroup) -> str | None:
+    """The file that lists ``group``'s processes (``cgroup.procs`` of its cgroup: readable by any account, exactly the
+    job's processes, whatever they do with sessions); None for a marker group (found by a scan)."""
+    return str(Path(group.path) / "cgroup.procs") if group.kind.startswith("cgroup-v") and group.path else None
 
 
 def tracker_for(group: JobGroup, default: ProcessTracker) -> ProcessTracker:

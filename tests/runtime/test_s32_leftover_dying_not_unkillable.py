@@ -24,16 +24,15 @@ def _table(monkeypatch: pytest.MonkeyPatch, state: str, looks_alive: int) -> lis
     sent: list[int] = []
     looks = {"n": 0}
 
-    def descendants() -> list[int]:
+    def descendants() -> dict[int, str]:
         looks["n"] += 1
-        return [GHOST] if looks["n"] <= looks_alive else []
+        return {GHOST: state} if looks["n"] <= looks_alive else {}
 
     def kill(pid: int, signum: int) -> None:
         assert pid == GHOST
         sent.append(signum)
 
     monkeypatch.setattr(wrapper, "_descendants", descendants)
-    monkeypatch.setattr(wrapper, "_state", lambda pid: state)
     monkeypatch.setattr(wrapper, "_command_of", lambda pid: "python train.py")
     monkeypatch.setattr(wrapper, "_reap", lambda: None)
     monkeypatch.setattr(wrapper.os, "killpg", lambda pgid, signum: None)  # never this test's own group
