@@ -292,13 +292,7 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
     def try_fit() -> frozenset[int] | None:
         if not quota.check(spec.team, spec.user, model, milli).ok:
             return None
-        placement = None
-        if free_now:  # on the GPUs the released work frees where it can: later jobs may use those free now meanwhile
-            with st.what_if():  # (its line waits on that work, not on GPUs; the ETA replay keeps them so)
-                st.take(RESERVE_PREFIX + job.id, Holding(gpus=free_now, node=0))
-                placement = ctx.placer.place(job.id, req, flavor)
-        if placement is None:
-            placement = ctx.placer.place(job.id, req, flavor)
+        placement = ctx.placer.place(job.id, req, flavor)
         if placement is None:
             return None
         used_then.update({ln.key: quota.usage.get(ln.key, 0) for ln in short})
@@ -306,6 +300,19 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
 
     with ctx.ledger.what_if():
         eta, _, gpus = walk_ends(by_end, unknown, release, try_fit, ctx.now)
+    if eta is not None and free_now and model not in ctx.reservations:
+        # the GPUs it reserves (below): on those all the work ending by then frees where they suffice, so later
+        # jobs may use the GPUs free now meanwhile (its line waits on that work, not on GPUs; the ETA replay keeps
+        # them so: lookahead._keep_shadow); the walk stopped at the first end that let it fit
+        with ctx.ledger.what_if():
+            for end in sorted(e for e in by_end if e <= eta):
+                for holder, _ in by_end[end]:
+                    ctx.ledger.evict(holder)
+            with st.what_if():
+                st.take(RESERVE_PREFIX + job.id, Holding(gpus=free_now, node=0))
+                freed = ctx.placer.place(job.id, req, flavor)
+            if freed is not None:
+                gpus = frozenset(g for g, _ in freed.holding.gpus)
     for ln in short:
         assert ln.ceiling is not None
         spare = ln.ceiling - used_then[ln.key] - milli if eta is not None else 0

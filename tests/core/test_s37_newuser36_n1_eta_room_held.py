@@ -110,3 +110,23 @@ def test_newuser36_n1_eta_a_later_job_of_another_team_keeps_off_the_gpus_the_hel
     for job_id in ("b-train", "d-misc", "a-sweep3", "a-sweep4", "a-sweep5"):
         eta = _eta_s(reasons[0][job_id])
         assert eta is not None and abs(eta - started[job_id]) <= 2, (job_id, eta, started)
+
+
+def test_newuser36_n1_eta_the_held_job_reserves_the_gpus_its_start_frees_not_those_free_now() -> None:
+    """(b), which GPUs: the held job waits on its line, not on GPUs. Two jobs end at +60 s, its team's and another
+    team's; the walk that finds its start stops at the first (its team's: the line then has room) and placed it on
+    that job's GPU and the one free now, so a later low job of another team (borrowing too: visited after it) was
+    kept off the free GPU until +60 s though the GPUs freed at +60 s were enough. It now reserves what all the work
+    ending by its start frees, and the later job starts now (its limit ends after +60 s, on a GPU the held job
+    does not need)."""
+    q = quotas(Quota(team="c", guaranteed=1, borrowing_limit=1), Quota(team="b", guaranteed=2, borrowing_limit=2))
+    jobs = [_running(make_job("a-c-short", user="cx", team="c", time_limit_s=120), 60, (0,)),
+            _running(make_job("b-short", user="bx", team="b", time_limit_s=120), 60, (1,)),
+            _running(make_job("b-long", user="bx", team="b", time_limit_s=900), 60, (2,)),
+            make_job("c-held", gpus=2, user="cy", team="c", time_limit_s=600, submitted=-30),
+            make_job("b-late", user="by", team="b", time_limit_s=600, submitted=-1, priority="low")]
+    result = run_cycle(replace(snapshot([make_node(gpus=4)], jobs, quota=q), now=T0))
+    reasons = {p.job_id: p.reason for p in result.pending}
+    held = reasons["c-held"]
+    assert held.code == "BorrowingLimitReached" and held.details["headroom"]["gpus_kept"] is True, held
+    assert [a.job_id for a in result.admits] == ["b-late"], (result.admits, reasons.get("b-late"))
