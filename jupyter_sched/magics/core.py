@@ -88,6 +88,7 @@ from .parsing import (
     lease_body,
     parse_gpu_line,
     parse_schedule_line,
+    passed_on_note,
 )
 from .render import (
     draining_line,
@@ -1187,7 +1188,8 @@ class SchedMagics(Magics):
         else:
             body = job_body(cmd.options, command=[sys.executable, str(script), *cmd.args], working_dir=str(Path.cwd()))
         body.setdefault("name", script.stem)
-        return self._submit(cmd.options, body)
+        # which words behind our options went to the script, not to us (newuser37 n6: `--after J`, unsaid)
+        return self._submit(cmd.options, body, passed_on_note("%schedule run", str(cmd.target), cmd.passed_on))
 
     def _schedule_notebook(self, cmd: ScheduleCommand) -> str:
         notebook = self._existing(str(cmd.target), "notebook")
@@ -1229,7 +1231,7 @@ class SchedMagics(Magics):
             body = job_body(cmd.options, command=[sys.executable, str(app), *cmd.args], working_dir=str(Path.cwd()),
                             kind="inference", port=cmd.port)
         body.setdefault("name", app.stem)
-        job_id = self._submit(cmd.options, body)
+        job_id = self._submit(cmd.options, body, passed_on_note("%schedule serve", str(cmd.target), cmd.passed_on))
         if self._answered_by_another(cmd.port, job_id):  # new user 19, N9: a link to someone else's server
             holder = self._port_holder(cmd.port, job_id)
             if holder is not None:  # my own service has it: no "outside the scheduler" (new user 24, N12)

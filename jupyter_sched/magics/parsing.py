@@ -46,6 +46,7 @@ from ..wording.flags import (
 __all__ = [
     "GPU_SUBCOMMANDS", "HELP_FLAGS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
     "check_model", "help_text", "job_body", "lease_body", "parameters_of", "parse_gpu_line", "parse_schedule_line",
+    "passed_on_note",
 ]
 
 HELP_FLAGS = ("--help", "-h")
@@ -569,6 +570,8 @@ class ScheduleCommand:
     state: str | None = None
     yes: bool = False
     job_ids: tuple[str, ...] = ()
+    passed_on: tuple[str, ...] = ()
+    """Option-looking words after one of our own options behind the script, given to the script (newuser37 n6)."""
     mine: bool = False
     limit: int | None = None
     topic: str = ""
@@ -640,6 +643,52 @@ def _split_target(tokens: list[str], parser: _Parser, what: str) -> tuple[argpar
             raise ValidationError(f"{parser.prog}: {word!r} after {said} is not read as part of the duration — {fix}",
                                   field=word, hint=f"see {parser.magic}? for usage")
     return ns, target, (*extra[1:], *verbatim)
+
+
+def _passed_on(tokens: Sequence[str], parser: _Parser, target: str) -> tuple[str, ...]:
+    """The option-looking words (with the value after each, if any) that go to the script although
+    they sit behind one of our own options typed after it: ``train.py --steps 3 --gpus 1 --after J``
+    gives ``("--after J",)`` — read as ours by the one who typed them, they went to the script and the
+    job failed a second later on "unrecognized arguments", unsaid (newuser37 n6; the CLI refuses
+    ``--after``). Words before our first option after the script (``train.py --lr 0.1 --gpus 1``) and
+    after ``--`` are the script's as written, and not named."""
+    words = list(tokens[:tokens.index("--")] if "--" in tokens else tokens)
+    behind_target = ours_seen = False
+    found: list[str] = []
+    at = 0
+    while at < len(words):
+        word = words[at]
+        action = parser._option_string_actions.get(word.split("=", 1)[0]) if word.startswith("-") else None
+        takes_value = "=" not in word and at + 1 < len(words) and (
+            not words[at + 1].startswith("-") or bool(_NUMBER.fullmatch(words[at + 1])))
+        if action is not None:  # ours, with its value unless a switch or written --opt=value
+            ours_seen = behind_target
+            at += 2 if action.nargs != 0 and "=" not in word else 1
+        elif not behind_target:
+            behind_target = word == target  # the first word not ours is the script
+            at += 1
+        elif ours_seen and word.startswith("-") and len(word) > 1 and not _NUMBER.fullmatch(word):
+            found.append(f"{word} {words[at + 1]}" if takes_value else word)
+            at += 2 if takes_value else 1
+        else:
+            at += 1
+    return tuple(found)
+
+
+_NUMBER = re.compile(r"-\d+(\.\d*)?([eE][-+]?\d+)?")
+"""A negative number: a value, not an option (``--offset -3``)."""
+
+
+def passed_on_note(prog: str, target: str, words: Sequence[str]) -> str | None:
+    """The note a submit says when ``words`` (:func:`_passed_on`) went to the script: each is named as
+    the script's argument and not an option of ``prog``, and how to write script arguments so (newuser37 n6)."""
+    if not words:
+        return None
+    said = ", ".join(words)
+    one = len(words) == 1
+    return (f"Note: {said} {'goes' if one else 'go'} to {target} as its argument{'' if one else 's'}: "
+            f"not {'an option' if one else 'options'} of {prog} ({prog} --help lists its options); "
+            f"to say they are the script's, put them after --: {prog} [OPTIONS] {target} -- ARGS")
 
 
 def _refuse_near_option(parser: _Parser, target: str, what: str, words: str) -> None:
@@ -764,7 +813,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             raise ValidationError(f"{prog}: missing --port", field="--port",
                                   hint="say which port the service listens on, e.g. --port 8000")
         return ScheduleCommand(head, options=_options(ns, gpus=ns.gpus, min_gpus=0), target=target,
-                               args=args, port=port, parameters=parameters_of(getattr(ns, "parameter", ()), prog))
+                               args=args, port=port, parameters=parameters_of(getattr(ns, "parameter", ()), prog),
+                               passed_on=_passed_on(rest, parser, target) if head != "notebook" else ())
     if head == "dryrun":
         parser = _Parser(prog, "%schedule", abbrev=True)
         _add_request_options(parser, resources=True)

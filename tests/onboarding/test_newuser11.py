@@ -465,3 +465,28 @@ def test_newuser11_n21_status_shows_my_teams_quota_and_use(server: EmbeddedServe
         assert "bob" not in status.stdout
     plain = _cli(env, "status")
     assert f"quota      team {team} has no GPUs set aside and no limit (no quota)" in plain.stdout, plain.stdout
+
+
+# ---- newuser37 n6: words behind the magic's options that went to the script --------------------------
+
+def test_newuser37_nit6_schedule_run_names_the_option_words_it_gave_the_script(
+        server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser37 n6: ``%schedule run train_ok.py --steps 3 --gpus 1 --after J`` gave ``--after J`` to the
+    script unsaid (it failed a second later: "unrecognized arguments"). The submit still passes it (the
+    script may take it) and says so: not an option of %schedule run, script arguments after ``--``.
+    ``train_ok.py --lr 0.1`` (the script's own words, before ours) gets no such note."""
+    (tmp_path / "train_ok.py").write_text("import sys\nprint(sys.argv[1:])\n")
+    monkeypatch.chdir(tmp_path)
+    magics = _magics(server)
+    job_id = magics.schedule("run train_ok.py --steps 3 --gpus 0 --after j-none-n37n6 --name n37n6")
+    said = capsys.readouterr().out
+    assert ("Note: --after j-none-n37n6 goes to train_ok.py as its argument: not an option of %schedule run "
+            "(%schedule run --help lists its options); to say they are the script's, put them after --: "
+            "%schedule run [OPTIONS] train_ok.py -- ARGS") in said, said
+    assert said.index("Submitted ") < said.index("Note: --after"), said
+    command = api(server, "tok-ann").get(f"jobs/{job_id}").json()["command"]
+    assert command[-4:] == ["--steps", "3", "--after", "j-none-n37n6"], command
+    magics.schedule("run train_ok.py --lr 0.1 --gpus 0 --name n37n6-own")
+    assert "as its argument" not in capsys.readouterr().out
+    clear(server)
