@@ -26,7 +26,9 @@ import pytest
 from jupyter_sched.executors import tracking, wrapper
 
 ROOT = Path(__file__).resolve().parents[2]
-CROWD = 2000
+CROWD = 500
+"""Idle processes outside the job: enough that a per-process walk of them shows (each `stat` opened once per look
+is counted, not timed), few enough not to slow the other xdist workers on a 2-core host."""
 
 _CROWD_CODE = r"""
 import os, signal, sys
