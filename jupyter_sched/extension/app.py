@@ -64,6 +64,11 @@ R = TypeVar("R")
 BULK_WAITING_PER_USER = 16
 """Most of one user's bulk reads in flight or waiting (:meth:`SchedApp.bulk_off_loop`); more are 429."""
 
+QUICK_WAITING_PER_USER = 64
+"""Most of one user's quick requests in flight or waiting (:meth:`SchedApp.quick_off_loop`); more are 429.
+Above what one person's clients ask at once (a panel's refresh, :data:`~.log_follow.MAX_OPEN_FOLLOWS`
+log follows' re-reads, a notebook's magics), far below what a request loop brings."""
+
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
                AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, HubClientConfig,
                ExtensionApp):
@@ -131,6 +136,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self._dryruns = 0
         self._dryruns_of: Counter[str] = Counter()  # per user: one user's loop must not take every place
         self._bulk_of: dict[str, list[Any]] = {}  # per user: [their bulk-read gate, reads in it] (red27 R5)
+        self._quick_of: dict[str, list[Any]] = {}  # per user: [their request-thread gate, requests in it] (red37 R3)
         self.services: Any = install_job_tokens(self, self._build_services())  # jobs' URL + token (issue 16 item 4)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
@@ -308,23 +314,53 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         read for one ``user`` at once, whose further reads wait for their own (red27 R5: four of one user's usage
         reports held every bulk thread for minutes, an admin's ``GET audit`` waiting). Raises BusyError (429)
         past :data:`BULK_WAITING_PER_USER` of theirs."""
+        call = functools.partial(fn, *args, **kwargs)
         if user is None:
-            return await run_pooled(self.bulk_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
-        gate = self._bulk_of.get(user)
+            return await run_pooled(self.bulk_pool, call, stopping=self._stopping)
+        return await self._per_user(self.bulk_pool, self._bulk_of, user, call, BULK_WAITING_PER_USER,
+                                    "page and report reads", 2)
+
+    per_user_in_flight = False
+    """Whether :meth:`quick_off_loop` bounds each user's requests on the quick threads: a service many
+    users share (hub mode). An embedded server answers one person, who has nobody to leave threads to."""
+
+    async def quick_off_loop(self, fn: Callable[..., R], *args: Any, user: str | None = None, **kwargs: Any) -> R:
+        """:meth:`off_loop` for one request of ``user``: on a shared service (:attr:`per_user_in_flight`) at
+        most half the request threads work for one user at once, as :meth:`bulk_off_loop` does for page reads;
+        their further requests wait in their own line on the event loop, holding no thread, so another user's
+        request always finds one free (red37 R3: sixteen loops of one user's ``GET jobs/{id}/logs`` or even
+        ``GET me`` held all eight threads; others' ``GET me`` 10x slower, their starts 0.3 -> 2.3 s). They
+        wait rather than being refused at once: one person's burst (a panel's refresh, a notebook's
+        magics) is served in full, only slower for them. Past :data:`QUICK_WAITING_PER_USER` of theirs
+        in flight or waiting the next is refused: BusyError (429, ``Retry-After: 1``) — a line that long
+        is a loop, and holding more of its requests would only hold memory."""
+        call = functools.partial(fn, *args, **kwargs)
+        if user is None or not self.per_user_in_flight:
+            return await self.off_loop(call)
+        return await self._per_user(self.request_pool, self._quick_of, user, call, QUICK_WAITING_PER_USER,
+                                    "requests", 1)
+
+    async def _per_user(self, pool: ThreadPoolExecutor, gates: dict[str, list[Any]], user: str,
+                        call: Callable[[], R], most: int, what: str, retry_s: int) -> R:
+        """``call`` on ``pool`` within ``user``'s gate among ``gates``: ``[semaphore of half the pool's
+        threads, their calls in it or waiting]``, forgotten at 0. Raises BusyError (429) at ``most`` of theirs."""
+        gate = gates.get(user)
         if gate is None:
-            gate = self._bulk_of[user] = [asyncio.Semaphore(max(1, self.bulk_pool._max_workers // 2)), 0]
-        if gate[1] >= BULK_WAITING_PER_USER:
-            raise BusyError(f"{gate[1]} of your page and report reads are waiting for your earlier ones",
-                            hint="retry once they have answered", details={"retry_after_s": 2, "waiting": gate[1]})
+            gate = gates[user] = [asyncio.Semaphore(max(1, pool._max_workers // 2)), 0]
+        if gate[1] >= most:
+            raise BusyError(f"{gate[1]} of your {what} are waiting for your earlier ones",
+                            hint=f"retry in {retry_s} s, once they have answered (send fewer at once)",
+                            details={"retry_after_s": retry_s, "waiting": gate[1]})
         gate[1] += 1
         try:
             async with gate[0]:
-                return await run_pooled(self.bulk_pool, functools.partial(fn, *args, **kwargs),
-                                        stopping=self._stopping)
+                if getattr(self, "_threads_stopped", False):
+                    return call()
+                return await run_pooled(pool, call, stopping=self._stopping)
         finally:
             gate[1] -= 1
             if gate[1] <= 0:
-                self._bulk_of.pop(user, None)
+                gates.pop(user, None)
 
     def _stopping(self) -> bool:
         return self.stopping

@@ -18,6 +18,7 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import secrets
@@ -195,9 +196,11 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         extension's request threads, so the server's event loop stays free for other requests
         and streams while it waits for the database (``c.SchedApp.request_threads``). The
         :attr:`caller` stand-in among ``args`` is resolved there first."""
-        run, late = self.sched.off_loop, any(arg is _RESOLVED_ON_CALL for arg in args)
+        late = any(arg is _RESOLVED_ON_CALL for arg in args)
         if self._bulk:  # one user's reads in flight are bounded (red27 R5), stop once the client hangs up (V7)
             run, fn = self.bulk_run(fn)
+        else:  # so are their quick requests on a shared service (red37 R3): another user's finds a free thread
+            run = functools.partial(self.sched.quick_off_loop, user=self.own_name())
         if late:
             return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
         return cast(R, await run(fn, *args, **kwargs))

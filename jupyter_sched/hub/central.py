@@ -149,6 +149,7 @@ class HubSchedApp(SchedApp):
     name = "jupyter_sched"
     load_other_extensions = False
     owns_kernels = False
+    per_user_in_flight = True  # many users share its request threads: one user's loop leaves others some (red37 R3)
 
     hub_poll_interval_s = Float(
         60.0, config=True,

@@ -22,6 +22,7 @@ from jupyter_sched.extension.app import BULK_WAITING_PER_USER, SchedApp
 def _app(threads: int) -> Any:
     app = SimpleNamespace(bulk_pool=ThreadPoolExecutor(max_workers=threads), _bulk_of={}, _stopping=lambda: False)
     app.bulk_off_loop = SchedApp.bulk_off_loop.__get__(app)
+    app._per_user = SchedApp._per_user.__get__(app)  # the per-user gate it shares with quick_off_loop (red37 R3)
     return app
 
 

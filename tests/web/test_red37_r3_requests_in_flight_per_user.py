@@ -1,0 +1,126 @@
+"""red37 R3: one hub user's sixteen request loops (``GET jobs/{id}/logs?limit=1048576``, or any cheap GET:
+``me``, ``jobs/{id}``) held all eight quick request threads of ``jupyter-sched serve``; every other user's
+``GET me`` went 0.03 -> 0.30 s and their submit->start 0.3 -> 2.3 s (max 7.6 s) while the loops ran, and each
+1 MiB log answer was JSON-encoded on the event loop. On a shared service one user's requests now take at most
+half the request threads at once (the rest wait in that user's own line on the loop, holding no thread; past
+``QUICK_WAITING_PER_USER`` of them, 429 with Retry-After), and a log chunk is encoded on its request thread.
+
+The real server of ``tests/web/conftest.py`` (per-user tokens) with ``per_user_in_flight`` switched on — the
+one thing ``HubSchedApp`` sets differently (checked below) — so no hub starts; the held requests block on an
+event in a spy around the service's reads (no timing)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+import pytest
+from tornado.httpclient import AsyncHTTPClient
+
+from jupyter_sched.extension import web
+from jupyter_sched.extension.app import QUICK_WAITING_PER_USER, SchedApp
+from jupyter_sched.hub.central import HubSchedApp
+from jupyter_sched.services.models import GetJobLogsResponse
+
+from .conftest import EVE_TOKEN, IVAN_TOKEN, wait_for
+
+JOB = {"gpus": 0, "command": ["python", "-c", "print('hello')"]}
+
+
+def test_red37_r3_the_hub_service_bounds_each_users_requests_and_an_embedded_server_does_not() -> None:
+    assert HubSchedApp.per_user_in_flight and not SchedApp.per_user_in_flight
+
+
+async def test_red37_r3_one_users_twenty_requests_hold_at_most_half_the_threads_and_anothers_me_is_answered(
+        sched_app: Any, api: Any, jp_http_port: int, jp_base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    status, job = await api("POST", "jobs", JOB)
+    assert status == 201, job
+    monkeypatch.setattr(sched_app, "per_user_in_flight", True)  # as HubSchedApp
+    jobs, release, lock = sched_app.services.jobs, threading.Event(), threading.Lock()
+    held = {"now": 0, "most": 0, "started": 0}
+
+    def spied(real: Any) -> Any:
+        def read(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                held["now"] += 1
+                held["started"] += 1
+                held["most"] = max(held["most"], held["now"])
+            try:
+                assert release.wait(60)
+                return real(*args, **kwargs)
+            finally:
+                with lock:
+                    held["now"] -= 1
+        return read
+
+    monkeypatch.setattr(jobs, "logs", spied(jobs.logs))
+    monkeypatch.setattr(jobs, "get", spied(jobs.get))
+    bound = sched_app.request_threads // 2
+    client = AsyncHTTPClient(force_instance=True, max_clients=32)  # jp_fetch's shared client sends 10 at once
+    try:
+        base = f"http://localhost:{jp_http_port}{jp_base_url}api/sched/jobs/{job['id']}"
+        flood = [asyncio.ensure_future(client.fetch(url, headers={"Authorization": f"token {IVAN_TOKEN}"},
+                                                    raise_error=False, request_timeout=120))
+                 for url in [f"{base}/logs?limit=1048576"] * 10 + [base] * 10]
+
+        async def all_in_line() -> bool:  # every one of ivan's requests has reached his gate (or a thread)
+            return held["started"] > bound or (
+                held["started"] == bound and sched_app._quick_of.get("ivan", [None, 0])[1] >= 20)
+
+        await wait_for(all_in_line, timeout_s=60)
+        status, me = await api("GET", "me", token=EVE_TOKEN)  # answered by a free thread while ivan's are held
+        assert status == 200 and me["user"] == "eve", me
+        assert held["started"] == bound and held["most"] == bound, held  # the other 16 wait, holding no thread
+    finally:
+        release.set()
+    try:
+        answers = await asyncio.wait_for(asyncio.gather(*flood), 60)
+    finally:
+        client.close()
+    assert [answer.code for answer in answers] == [200] * 20, [answer.body[:200] for answer in answers]
+    assert held["most"] == bound and sched_app._quick_of == {}, (held, sched_app._quick_of)
+
+
+async def test_red37_r3_past_the_waiting_line_one_users_next_request_is_429_with_retry_after(
+        sched_app: Any, api: Any, jp_fetch: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sched_app, "per_user_in_flight", True)
+    release = threading.Event()
+    try:
+        held = [asyncio.ensure_future(sched_app.quick_off_loop(release.wait, 60, user="ivan"))
+                for _ in range(QUICK_WAITING_PER_USER)]
+
+        async def full() -> bool:
+            return sched_app._quick_of.get("ivan", [None, 0])[1] >= QUICK_WAITING_PER_USER
+
+        await wait_for(full, timeout_s=30)
+        response = await jp_fetch("api", "sched", "me", headers={"Authorization": f"token {IVAN_TOKEN}"},
+                                  raise_error=False)
+        assert response.code == 429 and response.headers["Retry-After"] == "1", response.body
+        error = json.loads(response.body)["error"]
+        assert error["code"] == "busy" and "requests are waiting for your earlier ones" in error["message"], error
+        assert "retry in 1 s" in error["hint"], error
+        status, me = await api("GET", "me", token=EVE_TOKEN)  # another user's line is their own
+        assert status == 200 and me["user"] == "eve", me
+    finally:
+        release.set()
+    await asyncio.wait_for(asyncio.gather(*held), 60)
+
+
+async def test_red37_r3_a_log_chunk_is_encoded_on_its_request_thread_not_on_the_event_loop(
+        sched_app: Any, api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    status, job = await api("POST", "jobs", JOB)
+    assert status == 201, job
+    encoded_on: list[str] = []
+    real = web._serialised
+
+    def spied(answer: Any) -> bytes:
+        if isinstance(answer, GetJobLogsResponse):
+            encoded_on.append(threading.current_thread().name)
+        return real(answer)
+
+    monkeypatch.setattr(web, "_serialised", spied)
+    status, chunk = await api("GET", f"jobs/{job['id']}/logs", params={"limit": "1048576"})
+    assert status == 200 and "next_offset" in chunk, chunk
+    assert len(encoded_on) == 1 and encoded_on[0].startswith("jupyter-sched-api"), encoded_on
