@@ -29,6 +29,7 @@ from ..errors import BusyError, SchedError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
 from ..store.outage import log_store_failure
+from ..store.store import service_pool_size
 from .background import fire_and_forget
 from .config import InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
@@ -249,6 +250,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "db_url": self.store_url,
             "sqlite_synchronous": self.sqlite_synchronous,
             "db_server_uids": [int(uid) for uid in self.db_server_uids],
+            "db_pool_size": service_pool_size(self.request_threads, max(1, self.request_threads // 2),
+                                              self.dryrun_concurrency),  # a connection per thread (red37 R4)
             "retention_finished_jobs_days": self.retention_finished_jobs_days,
             "retention_finished_jobs_per_user": int(self.retention_finished_jobs_per_user),
             "retention_events_days": self.retention_events_days, "retention_rollups_days": self.retention_rollups_days,

@@ -197,7 +197,8 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     identity = (Path(str(settings["log_dir"])) / ".state" / "store_id"
                 if settings.get("log_dir") and not str(settings["db_url"]).startswith("sqlite") else None)
     store = Store(str(settings["db_url"]), sqlite_synchronous=str(settings.get("sqlite_synchronous") or "NORMAL"),
-                  db_server_uids=[int(uid) for uid in settings.get("db_server_uids") or ()], identity_file=identity)
+                  db_server_uids=[int(uid) for uid in settings.get("db_server_uids") or ()], identity_file=identity,
+                  pool_size=int(settings["db_pool_size"]) if settings.get("db_pool_size") else None)
     store.unlisted_borrowing_limit = unlisted_limit(settings)
     store.event_sink = log_sink(logger)  # every audit record a line of the service log too (hubadmin26 B13)
     source_kind = settings.get("inventory_source", "auto")
