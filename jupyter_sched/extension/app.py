@@ -327,8 +327,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     """Whether :meth:`quick_off_loop` bounds each user's requests on the quick threads: a service many
     users share (hub mode). An embedded server answers one person, who has nobody to leave threads to."""
 
-    async def quick_off_loop(self, fn: Callable[..., R], *args: Any, user: str | None = None, **kwargs: Any) -> R:
-        """:meth:`off_loop` for one request of ``user``: on a shared service (:attr:`per_user_in_flight`) at
+    async def quick_off_loop(self, user: str | None, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+        """:meth:`off_loop` for one request of ``user`` (positional only: ``fn``'s own keyword ``user=``, as
+        ``list_jobs(user=...)``, passes through to it): on a shared service (:attr:`per_user_in_flight`) at
         most half the request threads work for one user at once, as :meth:`bulk_off_loop` does for page reads;
         their further requests wait in their own line on the event loop, holding no thread, so another user's
         request always finds one free (red37 R3: sixteen loops of one user's ``GET jobs/{id}/logs`` or even

@@ -200,7 +200,7 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         if self._bulk:  # one user's reads in flight are bounded (red27 R5), stop once the client hangs up (V7)
             run, fn = self.bulk_run(fn)
         else:  # so are their quick requests on a shared service (red37 R3): another user's finds a free thread
-            run = functools.partial(self.sched.quick_off_loop, user=self.own_name())
+            run = functools.partial(self.sched.quick_off_loop, self.own_name())  # positional: fn may take user=
         if late:
             return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
         return cast(R, await run(fn, *args, **kwargs))

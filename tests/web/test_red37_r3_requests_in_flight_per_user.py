@@ -88,7 +88,7 @@ async def test_red37_r3_past_the_waiting_line_one_users_next_request_is_429_with
     monkeypatch.setattr(sched_app, "per_user_in_flight", True)
     release = threading.Event()
     try:
-        held = [asyncio.ensure_future(sched_app.quick_off_loop(release.wait, 60, user="ivan"))
+        held = [asyncio.ensure_future(sched_app.quick_off_loop("ivan", release.wait, 60))
                 for _ in range(QUICK_WAITING_PER_USER)]
 
         async def full() -> bool:
@@ -124,3 +124,12 @@ async def test_red37_r3_a_log_chunk_is_encoded_on_its_request_thread_not_on_the_
     status, chunk = await api("GET", f"jobs/{job['id']}/logs", params={"limit": "1048576"})
     assert status == 200 and "next_offset" in chunk, chunk
     assert len(encoded_on) == 1 and encoded_on[0].startswith("jupyter-sched-api"), encoded_on
+
+
+async def test_red37_r3_a_service_calls_own_user_keyword_reaches_it_through_the_gate(
+        sched_app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub's kernel report lists its caller's live leases with ``self.call(list_jobs, user=...)``: the gate
+    takes its own user positionally, so that keyword still reaches the service call (and is not the gate's)."""
+    monkeypatch.setattr(sched_app, "per_user_in_flight", True)
+    seen = await sched_app.quick_off_loop("ivan", lambda **kwargs: kwargs, user="judy", state="running")
+    assert seen == {"user": "judy", "state": "running"} and sched_app._quick_of == {}
