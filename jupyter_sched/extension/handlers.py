@@ -223,6 +223,7 @@ class LogsHandler(SchedHandler):
 
     def on_connection_close(self) -> None:
         self._client_gone = True
+        super().on_connection_close()  # StopsOnHangUp: a read still in its user's line is not made (red37 R3)
 
 
 class DryrunHandler(SchedHandler):

@@ -30,6 +30,7 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ConfigDict
 from tornado import web
 
+from ..abandoned import watched
 from ..admission import Caller
 from ..errors import AuthorizationError, SchedError, StoppingError, ValidationError, http_status_for, json_kind, shown
 from ..hub.forward import FORWARDED_HEADER
@@ -201,6 +202,8 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
             run, fn = self.bulk_run(fn)
         else:  # so are their quick requests on a shared service (red37 R3): another user's finds a free thread
             run = functools.partial(self.sched.quick_off_loop, self.own_name())  # positional: fn may take user=
+            if self.request.method == "GET" and getattr(self.sched, "per_user_in_flight", False):
+                fn = functools.partial(watched, self.hangup, fn)  # hung up while in its user's line: not read
         if late:
             return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
         return cast(R, await run(fn, *args, **kwargs))

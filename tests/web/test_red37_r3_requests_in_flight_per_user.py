@@ -21,6 +21,7 @@ from tornado.httpclient import AsyncHTTPClient
 
 from jupyter_sched.extension import web
 from jupyter_sched.extension.app import QUICK_WAITING_PER_USER, SchedApp
+from jupyter_sched.extension.hangup import StopsOnHangUp
 from jupyter_sched.hub.central import HubSchedApp
 from jupyter_sched.services.models import GetJobLogsResponse
 
@@ -133,3 +134,64 @@ async def test_red37_r3_a_service_calls_own_user_keyword_reaches_it_through_the_
     monkeypatch.setattr(sched_app, "per_user_in_flight", True)
     seen = await sched_app.quick_off_loop("ivan", lambda **kwargs: kwargs, user="judy", state="running")
     assert seen == {"user": "judy", "state": "running"} and sched_app._quick_of == {}
+
+
+async def test_red37_r3_a_read_whose_client_hung_up_in_its_users_line_is_never_made(
+        sched_app: Any, api: Any, jp_http_port: int, jp_base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    status, job = await api("POST", "jobs", JOB)
+    assert status == 201, job
+    monkeypatch.setattr(sched_app, "per_user_in_flight", True)
+    jobs, release, lock = sched_app.services.jobs, threading.Event(), threading.Lock()
+    started, closed = [0], []
+    real_get = jobs.get
+
+    def held_get(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            started[0] += 1
+        assert release.wait(60)
+        return real_get(*args, **kwargs)
+
+    real_close = StopsOnHangUp.on_connection_close
+
+    def seen_close(self: Any) -> None:
+        closed.append(self.request.path)
+        real_close(self)
+
+    monkeypatch.setattr(jobs, "get", held_get)
+    monkeypatch.setattr(StopsOnHangUp, "on_connection_close", seen_close)
+    bound, path = sched_app.request_threads // 2, f"{jp_base_url}api/sched/jobs/{job['id']}"
+    client = AsyncHTTPClient(force_instance=True, max_clients=32)
+    try:
+        held = [asyncio.ensure_future(client.fetch(f"http://localhost:{jp_http_port}{path}", raise_error=False,
+                                                   headers={"Authorization": f"token {IVAN_TOKEN}"}))
+                for _ in range(bound)]
+
+        async def all_held() -> bool:
+            return started[0] >= bound
+
+        await wait_for(all_held, timeout_s=60)
+        _, writer = await asyncio.open_connection("127.0.0.1", jp_http_port)
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: token {IVAN_TOKEN}\r\n\r\n".encode())
+        await writer.drain()
+
+        async def in_line() -> bool:
+            return sched_app._quick_of.get("ivan", [None, 0])[1] > bound
+
+        await wait_for(in_line, timeout_s=60)
+        writer.close()
+
+        async def hung_up() -> bool:
+            return bool(closed)
+
+        await wait_for(hung_up, timeout_s=60)
+        release.set()
+        assert [answer.code for answer in await asyncio.wait_for(asyncio.gather(*held), 60)] == [200] * bound
+
+        async def line_empty() -> bool:
+            return not sched_app._quick_of
+
+        await wait_for(line_empty, timeout_s=60)
+        assert started[0] == bound, started  # the hung-up request's read was never made
+    finally:
+        release.set()
+        client.close()
