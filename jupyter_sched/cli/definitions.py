@@ -143,6 +143,9 @@ def add_parser(sub: Any) -> None:
     edit = actions.add_parser("edit", help="change some fields")
     edit.add_argument("definition", metavar="DEF", help=DEF_HELP)
     _definition_options(edit, create=False)
+    # as create's (newuser37 N4: a typo in a script's arguments meant delete and create again); "" clears them
+    edit.add_argument("--args", dest="script_args", default=None,
+                      help='a script\'s new arguments, e.g. "--epochs 3" ("" for none)')
 
 
 def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: bool) -> dict[str, Any]:
@@ -162,17 +165,27 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
         body["parameters"] = parameters_from(args.parameter, parser)
     if getattr(args, "no_schedule", False):
         body["schedule"] = None
+    if not create and getattr(args, "script_args", None) is not None:
+        body["args"] = _script_args(args.script_args, parser)
     if create:
         target = os.path.abspath(args.target)
         body["notebook" if target.endswith(".ipynb") else "script"] = target
         body["working_dir"] = os.path.dirname(target)
         body.setdefault("name", os.path.splitext(os.path.basename(target))[0])
-        extra = shlex.split(args.script_args)
+        extra = _script_args(args.script_args, parser)
         if extra:
             body["args"] = extra
         if args.paused:
             body["paused"] = True
     return body
+
+
+def _script_args(text: str, parser: argparse.ArgumentParser) -> list[str]:
+    """``--args "…"`` as the shell splits it; an unclosed quote is a usage error naming ``--args`` (not a traceback)."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        parser.error(f"--args: {exc} in {text[:200]!r} — close the quote, e.g. --args \"--name 'my run'\"")
 
 
 def _line(d: Mapping[str, Any], *, next_run: bool = True, owner: bool = False) -> str:
@@ -225,18 +238,22 @@ def _named(client: Any, target: str, typed: str) -> str:
 RUNS_HEADER = "WHEN              TRIGGER    JOB                 OUTCOME"
 
 
-def _run_line(run: Mapping[str, Any], zone: Any = None) -> str:
+def _run_line(run: Mapping[str, Any], zone: Any = None, definition: Mapping[str, Any] | None = None) -> str:
     """``Dec 2 07:47 CET  run now    j-…  failed, exit code 1 — cell 3 raised ValueError: …``; the one
     run after an outage says ``catch-up`` and what it stands for (hub admin 22): ``… succeeded — catch-up,
     5s late: 1 earlier firing (06:07 UTC) got no run while no server was running``."""
     from datetime import datetime, timezone
 
-    from ..wording.definitions import NO_JOB_WORDS, catch_up_text, trigger_text
+    from ..wording.definitions import NO_JOB_WORDS, catch_up_text, run_parameters_text, trigger_text
     from ..wording.jobs import job_outcome
 
     now = datetime.now(timezone.utc)
     job = run.get("job")
     outcome = job_outcome(job, now) if isinstance(job, Mapping) else NO_JOB_WORDS
+    # a run's own parameters where they differ from the definition's (newuser37 N4: `run now -p` runs were unsaid)
+    own = run_parameters_text(run, definition) if definition is not None else ""
+    if own:
+        outcome = f"({own}) {outcome}"
     said = catch_up_text(run, zone, now)
     # the words the panel and the magics say (new user 23, N7: "schedule"/"manual" here, "scheduled"/"run now" there)
     return (f"{_clock(run.get('scheduled_for'), zone):16}  {trigger_text(run):9}  {run.get('job_id')}  {outcome}"
@@ -301,7 +318,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if action == "edit":
         change = _body(args, parser, create=False)
         if not change:
-            parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --gpus, --model, "
+            parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --args, --gpus, --model, "
                          "--mem-per-gpu, --priority, --time-limit, --profile, --team, --missed or --overlap")
         before = {} if args.json else client.call(routes.definition(target, runs=1))  # to say what changed (N9)
         result = client.call(routes.update_definition(target, change))
@@ -348,9 +365,11 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(_line(result, next_run=not upcoming), file=out)
             for warning in result.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
                 print(f"  {warning}", file=out)
-            from ..wording.definitions import runs_text
+            from ..wording.definitions import parameters_text, runs_text
 
             print(f"  {runs_text(result)}", file=out)  # what each firing runs (new user 20, N9)
+            if said := parameters_text(result):  # and with which parameters (newuser37 N4)
+                print(f"  {said}", file=out)
             if skipped:
                 print(f"  {skipped}", file=out)
             for when in upcoming:
@@ -359,7 +378,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if runs:
             print(RUNS_HEADER, file=out)
         for run in runs:
-            print(_run_line(run, zone), file=out)
+            print(_run_line(run, zone, result), file=out)
         if not runs and action == "runs":
             print("no runs yet", file=out)
         return EXIT_OK

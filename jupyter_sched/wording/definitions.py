@@ -13,7 +13,7 @@ from typing import Any
 from ..model.units import clock_text, format_duration, gpus_phrase
 
 __all__ = ["CATCH_UP_WORD", "NO_JOB_WORDS", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "last_run_parts",
-           "last_run_text", "run_made_text", "runs_parts", "runs_text",
+           "last_run_text", "parameters_text", "run_made_text", "run_parameters_text", "runs_parts", "runs_text",
            "no_model_text", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text"]
 
 TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
@@ -240,6 +240,50 @@ def runs_text(definition: Mapping[str, Any]) -> str:
             f"{key} {value}" if key in ("runs", "team", "time limit", "in", "priority", "profile", "model",
                                           "memory per GPU") else value for key, value in parts.items()]
     return " · ".join(said)
+
+
+def _value(value: Any) -> str:
+    """A parameter's value as typed after ``-p NAME=``: a string as it is, anything else as JSON."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _pairs(parameters: Mapping[str, Any]) -> str:
+    return " ".join(shlex.quote(f"{name}={_value(value)}") for name, value in parameters.items())
+
+
+def parameters_text(definition: Mapping[str, Any]) -> str:
+    """``parameters steps=4 (passed as --steps 4 after its arguments)`` for a script (each run gets ``--NAME
+    VALUE`` after the definition's ``args``), ``parameters epochs=1`` for a notebook (set after its 'parameters'
+    cell, papermill's way); "" when it has none (newuser37 N4: no CLI line said them, and a script's ``runs …``
+    line showed arguments that were not all it ran with)."""
+    params = definition.get("parameters")
+    if not isinstance(params, Mapping) or not params:
+        return ""
+    said = f"parameters {_pairs(params)}"
+    if definition.get("script") and not definition.get("notebook"):
+        # the words definitions.parameters.script_arguments gives the script (wording/ imports no core module)
+        words = [w for name, value in params.items() for w in (f"--{name}", _value(value))]
+        after = " after its arguments" if definition.get("args") else ""
+        said += f" (passed as {' '.join(shlex.quote(w) for w in words)}{after})"
+    return said
+
+
+def run_parameters_text(run: Mapping[str, Any], definition: Mapping[str, Any]) -> str:
+    """``parameters region=apac``: a run's parameters that differ from its definition's now (a ``run now -p`` run's,
+    or the definition's before an edit); "" when it ran with the definition's own (newuser37 N4)."""
+    params = run.get("parameters")
+    if not isinstance(params, Mapping):
+        return ""
+    own = definition.get("parameters") if isinstance(definition.get("parameters"), Mapping) else {}
+    assert isinstance(own, Mapping)
+    differ = {name: value for name, value in params.items() if name not in own or own[name] != value}
+    gone = [name for name in own if name not in params]
+    said = _pairs(differ)
+    if gone:
+        said += (" " if said else "") + "without " + ", ".join(gone)
+    return f"parameters {said}" if said else ""
 
 
 def changes_text(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:

@@ -217,3 +217,38 @@ async def test_newuser37_n1_definitions_list_ends_with_the_last_runs_outcome(cli
     lines = quoted.split(" | ")
     assert len(lines) == LOG_TAIL_LINES and lines[0].lstrip().startswith("File "), run_line
     assert not any(set(text.strip()) <= set("^~") for text in lines), run_line
+
+
+async def test_newuser37_n4_definitions_show_runs_and_edit_say_the_parameters(cli: Any, tmp_path: Path) -> None:
+    """newuser37 N4: ``definitions show`` said no parameters, and for a script its ``runs … --steps 5`` was not what ran
+    once ``-p steps=4`` was set (passed as ``--steps 4`` after its arguments); ``runs`` never said a ``run now -p`` run's
+    own parameters; ``edit`` had no ``--args``. Now show says them and how a script gets them, runs says a run's where
+    they differ from the definition's, and ``edit --args`` changes the arguments (an unclosed quote: a usage error)."""
+    (tmp_path / "steps.py").write_text("import sys\nprint(sys.argv[1:])\n")
+    made = await cli("definitions", "create", "steps.py", "--name", "stepper", "--args", "--steps 5", "--gpus", "0",
+                     "--paused", "--cron", "0 3 * * *")
+    assert made.code == EXIT_OK, made.err
+    assert (await cli("definitions", "edit", "stepper", "-p", "steps=4")).code == EXIT_OK
+    shown = (await cli("definitions", "show", "stepper")).out
+    assert "\n  parameters steps=4 (passed as --steps 4 after its arguments)\n" in shown, shown
+    ran = await cli("definitions", "run", "stepper", "-p", "region=apac")
+    assert ran.code == EXIT_OK, ran.err
+    job_id = ran.out.split()[2]
+    assert (await cli("wait", job_id)).code == EXIT_OK
+    runs = (await cli("definitions", "runs", "stepper")).out
+    assert f"{job_id}  (parameters region=apac) succeeded" in runs, runs
+    edited = await cli("definitions", "edit", "stepper", "--args", "--steps 3 --seed 1")
+    assert edited.code == EXIT_OK, edited.err
+    assert "changed: runs " in edited.out and "steps.py --steps 3 --seed 1" in edited.out, edited.out
+    bad = await cli("definitions", "edit", "stepper", "--args", "--name 'x")
+    assert bad.code == EXIT_USAGE and "--args: No closing quotation" in bad.err and "Traceback" not in bad.err, bad.err
+    nb = tmp_path / "nbtrain.ipynb"
+    nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "epochs = 3", "metadata": {"tags": ["parameters"]},
+                                          "outputs": [], "execution_count": None}],
+                              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    made = await cli("definitions", "create", "nbtrain.ipynb", "--name", "nightly-nb", "-p", "epochs=1", "--paused",
+                     "--cron", "0 3 * * *", "--gpus", "0")
+    assert made.code == EXIT_OK, made.err
+    shown = (await cli("definitions", "show", "nightly-nb")).out
+    assert "\n  parameters epochs=1\n" in shown, shown
+
