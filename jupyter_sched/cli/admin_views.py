@@ -96,8 +96,9 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
                              help="up to this time, not included (a date: its midnight UTC)")
         audit_p.add_argument("--user", metavar="U", help="only rows about this user (or made by them)")
         audit_p.add_argument("--actor", metavar="A", help="only rows this actor made, e.g. an admin's own acts")
-        audit_p.add_argument("--job", metavar="ID", help="only rows about this job: what happened to it, in order "
-                                                         "(submit, admit, preemptions, end)")
+        audit_p.add_argument("--job", metavar="JOB", help="only rows about this job — its id (j-…) or the name of "
+                                                          "one job (anyone's): what happened to it, in order "
+                                                          "(submit, admit, preemptions, end)")
         audit_p.add_argument("--limit", type=_limit, default=50, metavar="N", help="at most N rows (default 50, "
                                                                                     "at most 10000)")
         audit_p.add_argument("--csv", action="store_true", help="print the rows as CSV (id, at, actor, action, user, "
@@ -467,6 +468,40 @@ _RECORDED_AS = {"preempt": _PREEMPTED, "preempted": _PREEMPTED, "preemption": _P
 nit: ``audit --action preempt`` said "no audit rows match" after four preemptions, all ``reclaim`` rows)."""
 
 
+def _audited_job(client: Any, ref: str) -> str:
+    """``--job REF`` as a job id: an id as typed (``J-…`` in capitals: the id), else the one job of that name among
+    everyone's newest (audit is an admin's: any user's job) — as every other JOB argument takes a name (newuser37 n7:
+    ``audit --job a-two`` said "no audit rows match").
+
+    Raises:
+        ValidationError: several jobs have that name (field ``job_id``; their ids, owners and states, newest first).
+        NotFoundError: no job among everyone's newest has that name (field ``job_id``).
+    """
+    from ..client._wire import NAMED_FROM, job_named, needs_lookup
+    from ..errors import NotFoundError, ValidationError
+
+    if not needs_lookup(ref):
+        return job_named(ref, None).id
+    from ..errors import AuthorizationError
+
+    try:
+        everyone = client.jobs(all_users=True, limit=NAMED_FROM)
+    except AuthorizationError:  # not an admin: their own job's name, as every JOB argument; GET audit then says its 403
+        return str(client.job_id_of(ref))
+    rows = [row for row in everyone if row.get("name") == ref]
+    if len(rows) > 1:
+        ids = ", ".join(f"{row.get('id')} ({row.get('user') or '-'}, {row.get('state')})" for row in rows[:8]) + (
+            " …" if len(rows) > 8 else "")
+        raise ValidationError(f"{len(rows)} jobs are named {ref[:80]!r}: {ids}", field="job_id",
+                              hint=f"give the id of the one you mean, e.g. --job {rows[0].get('id')} (newest first)",
+                              details={"ids": [str(row.get("id")) for row in rows]})
+    if not rows:
+        raise NotFoundError(f"no job has the id or the name {ref[:80]!r} (among everyone's newest {NAMED_FROM} jobs)",
+                            field="job_id", hint="ids look like j-… (leases l-…); `jupyter-sched jobs --all` lists "
+                                                 "each job's id and name")
+    return str(rows[0]["id"])
+
+
 def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     """``jupyter-sched audit``: the decision log, one line per row (``--json``: the rows)."""
     params = {"limit": str(args.limit)}
@@ -476,8 +511,6 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         params["user"] = args.user
     if getattr(args, "actor", None):  # hubadmin25 B10: "every act by an admin this month"
         params["actor"] = args.actor
-    if getattr(args, "job", None):  # hubadmin24 B17: "what happened to j-…?" was audit --user U | grep
-        params["job_id"] = args.job
     for name in ("since", "until"):
         if getattr(args, name, None):
             params[name] = getattr(args, name)
@@ -487,6 +520,8 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
     from ..errors import ValidationError
 
     try:
+        if getattr(args, "job", None):  # hubadmin24 B17: "what happened to j-…?" was audit --user U | grep
+            params["job_id"] = _audited_job(client, args.job)  # a name as well (newuser37 n7); refused as --job
         rows = unwrap_list(client.call(Req("GET", "audit", params=params)), "audit")
     except ValidationError as exc:  # a value typed wrong is a usage error: exit 2, as argparse's (hubadmin25 B14)
         option = {"action": "--action", "exclude": "--exclude", "since": "--since", "until": "--until",

@@ -252,3 +252,23 @@ async def test_newuser37_n4_definitions_show_runs_and_edit_say_the_parameters(cl
     shown = (await cli("definitions", "show", "nightly-nb")).out
     assert "\n  parameters epochs=1\n" in shown, shown
 
+
+async def test_newuser37_nit7_audit_job_takes_a_jobs_name(cli: Any, tmp_path: Path) -> None:
+    """newuser37 n7: ``audit --job a-two`` said "no audit rows match" where every other JOB argument takes a job's name.
+    Now an admin's ``--job NAME`` is the one job of that name (anyone's), a name two jobs have is refused naming their
+    ids (exit 2, as ``--job``), and a name no job has says so."""
+    from .conftest import BOSS_TOKEN
+
+    ids = []
+    for name in ("aud-one", "aud-twice", "aud-twice"):
+        run = await cli("submit", "--gpus", "0", "--name", name, "--", sys.executable, "-c", "pass")
+        assert run.code == EXIT_OK, run.err
+        ids.append(run.out.split()[1].rstrip(":"))
+    as_boss = ("env", f"JUPYTER_SCHED_TOKEN={BOSS_TOKEN}", CLI)  # the fixture's environment, the admin's token
+    boss = await cli("audit", "--job", "aud-one", argv0=as_boss)
+    assert boss.code == EXIT_OK, boss.err
+    assert ids[0] in boss.out and "no audit rows match" not in boss.out, boss.out
+    twice = await cli("audit", "--job", "aud-twice", argv0=as_boss)
+    assert twice.code == EXIT_USAGE and "--job" in twice.err and ids[1] in twice.err and ids[2] in twice.err, twice.err
+    none = await cli("audit", "--job", "aud-none", argv0=as_boss)
+    assert none.code != EXIT_OK and "'aud-none'" in none.err and "Traceback" not in none.err, none.err
