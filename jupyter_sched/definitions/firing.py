@@ -21,7 +21,11 @@ and then, in ONE transaction:
 
 A firing whose job cannot be built (the notebook was removed, the profile no longer exists, the
 request can no longer fit) still gets its one run: a job recorded as ``rejected`` whose message
-says why, so the definition's run list shows the failure instead of a silent gap.
+says why, so the definition's run list shows the failure instead of a silent gap. One refused because its
+owner may no longer charge the definition's team (a hub group left, renamed or emptied) would be refused at every
+firing until the definition is changed — a rejected run a minute for a minutely one (newuser37 n8) — so that
+firing also pauses the definition, in the same transaction, audited (``definition_updated``, why
+``team_refused``) with the way out: change its team, then resume it.
 
 A firing while the definition's previous run has not finished is decided by the definition's overlap
 policy (:func:`.overlap.overlap_decision`, pure; new user 34, n1: a minutely definition behind a long
@@ -332,7 +336,9 @@ class DefinitionFiring:
         for at in plan.fire:
             over = -1 if held.skip else self._over_rate(definition, at)
             (fire.append(at) if over is None else skips.append((at, over)))
-        runs = [self._job(definition, at) for at in fire]
+        built = [self._job(definition, at) for at in fire]
+        runs = [job for job, _ in built]
+        refused = next((error for _, error in built if error is not None), None)  # for its team: pauses it
         skipped, records = self._skip_log.records(definition, skips, fired_again=fire[-1] if fire else None, now=now,
                                               why=held.why, cause=held.cause)
         if fire:
@@ -376,7 +382,18 @@ class DefinitionFiring:
                              details={"definition_id": definition.id, "missed": plan.missed,
                                       "from": plan.missed_from.isoformat(), "to": plan.missed_to.isoformat()})
                 report.missed += plan.missed
-            update_definition(tx, replace(current, cursor=plan.cursor, skipped=kept))
+            paused = refused is not None and not current.paused
+            if paused:
+                assert refused is not None
+                said = (f"definition {definition.id} ({definition.name!r}, {definition.user}) paused: its runs are "
+                        f"refused — {refused.message}; then resume it with jupyter-sched definitions resume "
+                        f"{definition.id}")
+                tx.add_event(actor="scheduler", action="definition_updated", job_id=None, user=definition.user,
+                             message=said, details={"definition_id": definition.id, "fields": ["paused"],
+                                                    "why": "team_refused", "team": definition.team})
+            update_definition(tx, replace(current, cursor=plan.cursor, skipped=kept, paused=current.paused or paused))
+        if paused:
+            log.warning("jupyter_sched: %s", said)
         self._skip_log.keep(definition.id, skipped)
         report.skipped += len(skips)
         report.created.extend(job.id for job in created)
@@ -437,7 +454,9 @@ class DefinitionFiring:
                         if r.trigger is RunTrigger.SCHEDULE and at - _HOUR < r.scheduled_for <= at)
         return deque(recent[-self.max_per_user_hour:])
 
-    def _job(self, definition: JobDefinition, at: datetime) -> Job:
+    def _job(self, definition: JobDefinition, at: datetime) -> tuple[Job, SchedError | None]:
+        """The run's job for the firing at ``at``, and the refusal that pauses the definition (one for its team,
+        :func:`_team_left`; None otherwise: built, or refused for another cause, said on the rejected run)."""
         body = run_body(name=run_name(definition, at, RunTrigger.SCHEDULE), notebook=definition.notebook,
                         script=definition.script, args=definition.args, job=definition.job,
                         parameters=definition.parameters, team=definition.team)
@@ -446,8 +465,10 @@ class DefinitionFiring:
         except BusyError:
             raise  # who the owner is cannot be told now (the hub did not answer): retried next tick
         except SchedError as exc:
-            job = self.jobs.rejected(body, user=definition.user, error=_team_left(exc, definition))
-        return link_run(job, definition.id)
+            error = _team_left(exc, definition)
+            job = self.jobs.rejected(body, user=definition.user, error=error)
+            return link_run(job, definition.id), error if error.field == "team" else None
+        return link_run(job, definition.id), None
 
 
 def _team_left(error: SchedError, definition: JobDefinition) -> SchedError:

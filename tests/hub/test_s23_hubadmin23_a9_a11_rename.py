@@ -25,7 +25,7 @@ from jupyter_sched.engine import SchedulerService
 from jupyter_sched.hub.membership import TEAM_LEFT_ACTION
 from jupyter_sched.hub.offboard import Offboarding
 from jupyter_sched.services.models import parse
-from jupyter_sched.services.models.definitions import CreateDefinitionRequest
+from jupyter_sched.services.models.definitions import CreateDefinitionRequest, GetDefinitionRequest
 from tests.hub.test_red15_offboarding import offboard_against
 from tests.hub.test_red18_team import SLEEP, _job, _records, _service, _submit
 from tests.in_process import cancel_all_and_close, tick_until
@@ -205,5 +205,37 @@ def test_s23_hubadmin23_a9_a_definition_on_the_renamed_team_says_its_way_out_at_
         said = run["message"]
         assert "vision" in said and "ha23h's team is now cv" in said, said
         assert f"jupyter-sched definitions edit {nightly} --team cv" in said, said
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_newuser37_nit8_a_definition_refused_for_its_team_is_paused_at_that_firing_and_says_why(tmp_path: Path) -> None:
+    """Failed before: every firing of a minutely definition whose owner left its team made one more rejected run
+    (six cards in My work before its owner paused it) and `definitions show` never said its runs were refused. Now
+    that firing pauses it, audited with the way out; the next minutes make no run."""
+    svc, hub = _renamed_service(tmp_path, gpus=3)
+    svc.services.definitions.owner_caller = lambda user: svc.services.caller(
+        user, admin=False, groups=list(hub.roles[user]["groups"]))
+    try:
+        script = tmp_path / "minutely.py"
+        script.write_text("print('x')\n")
+        minutely = svc.services.definitions.create(
+            svc.services.caller("ha23h", admin=False, groups=["vision"]),
+            parse(CreateDefinitionRequest, {"name": "minutely", "script": str(script), "schedule": "* * * * *",
+                                            "timezone": "UTC", "gpus": 1, "team": "vision"})).id
+        _rename(svc, hub)
+        _clock_advance(svc, 120)
+        svc.services.definitions.fire_due()
+        (run,) = svc.list_jobs(user="ha23h", state=None)
+        assert run["state"] == "rejected", run
+        owner = svc.services.caller("ha23h", admin=False, groups=["cv"])
+        assert svc.services.definitions.get(owner, minutely, GetDefinitionRequest()).paused
+        (paused,) = [r for r in _records(svc, "definition_updated", 1) if r["details"].get("why") == "team_refused"]
+        assert paused["message"].startswith(f"definition {minutely} ('minutely', ha23h) paused: its runs are refused"), paused
+        assert f"definitions edit {minutely} --team cv" in paused["message"], paused
+        assert f"jupyter-sched definitions resume {minutely}" in paused["message"], paused
+        _clock_advance(svc, 180)
+        svc.services.definitions.fire_due()
+        assert len(svc.list_jobs(user="ha23h", state=None)) == 1  # no run a minute while it cannot run
     finally:
         cancel_all_and_close(svc)
