@@ -161,13 +161,28 @@ def estimate_all(ctx: CycleContext) -> None:
     etas: dict[str, datetime | None] = {}
     # the shown ETAs are the promises (promises()), not those resting on a guess
     guesses = _Guesses(ctx) if ctx.promised is None and _Guesses.possible(ctx) else None
+    # each team's pending jobs of one class so far in queue order: whose later jobs the fair order puts
+    # first (newuser37 N3); only kept where the order is fair (fifo puts no later job of a class first)
+    fair = ctx.profile.queue_sort in ("fair", "fair-usage")
+    # (and the latest submit time among them: where none is later than a job's own, nothing is looked at)
+    team_queued: dict[tuple[str, int], tuple[list[Job], list[datetime]]] = {}
     for pend, job, position, (eta, why, waits, code), progress, plan in _estimates(ctx):
         etas[job.id] = eta
         guessed = guesses is not None and eta is not None and guesses.on_guess(job, waits)
+        mates: list[Job] = []
+        if fair:
+            mates, latest = team_queued.setdefault((job.spec.team, job.spec.priority.rank), ([], []))
+        later_mates = mates if mates and job.submitted_at is not None and latest[0] > job.submitted_at else ()
         out.append(Pend(job.id, _record(ctx, job, _agreed(pend.reason, etas), eta, why, waits, code, ahead,
                                           plan.reestimates, position, progress=progress, elected_ahead=elected_ahead,
-                                          guessed=guessed)))
+                                          guessed=guessed, mates_ahead=later_mates)))
         ahead[job.id] = job
+        if fair and job.submitted_at is not None:
+            mates.append(job)
+            if not latest:
+                latest.append(job.submitted_at)
+            elif job.submitted_at > latest[0]:
+                latest[0] = job.submitted_at
         if elected and job.id in elected:
             elected_ahead = (*elected_ahead, job.id)
     ctx.pends[:] = out
@@ -1092,12 +1107,15 @@ def _spots(ctx: CycleContext, job: Job) -> set[tuple[str, str]]:
 def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
             waits: tuple[str, ...], eta_code: str, ahead: Mapping[str, Job],
             reestimates: Mapping[str, Reestimate], position: int | None, *, progress: bool = False,
-            elected_ahead: tuple[str, ...] = (), guessed: bool = False) -> PendingReason:
+            elected_ahead: tuple[str, ...] = (), guessed: bool = False,
+            mates_ahead: Sequence[Job] = ()) -> PendingReason:
     """The reason with its ETA, the ETA's basis, a move record when it moved, predicted_start and
     its queue ``position``. ``progress``: the ETA was projected reading progress reports (the jobs it
     waits on whose end one set are listed in ``details["eta_progress"]``). ``elected_ahead``: the jobs
     elected this cycle ahead of it (one elected since the last cycle is a move's cause: :func:`_moved`).
-    ``guessed``: the ETA rests on a guess (:class:`_Guesses`): it is shown, but no promise is made from it."""
+    ``guessed``: the ETA rests on a guess (:class:`_Guesses`): it is shown, but no promise is made from it.
+    ``mates_ahead``: its team's pending jobs of its class queued ahead of it (fair order only): those
+    submitted after it by other members go first by the fair order (``details["eta_fair_ahead"]``)."""
     prev = job.reason if job.reason is not None and job.reason.code != "Preempted" and not provisional(job.reason) \
         else None
     capacity = _capacity(ctx, job)
@@ -1122,6 +1140,9 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         needs = _needs_of(ctx, job, waits, progress=progress)
         if needs is not None:  # same-second ends, fewer of them needed (newuser26 n5)
             details["eta_needs_of"] = needs
+    fair_ahead = _fair_ahead(ctx, job, mates_ahead) if mates_ahead else None
+    if fair_ahead is not None:  # later teammates go first: say so and why (newuser37 N3)
+        details["eta_fair_ahead"] = fair_ahead
     must = _must_release(ctx, reason, waits, job, capacity) if (eta is None or on_idle) and len(waits) > 1 else None
     if must is not None:  # "one or more of" read as if one would do (new user 13, N9): how many, whoever's they are
         details["eta_must_release"] = must
@@ -1195,6 +1216,17 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
         for key in ("recorded_at", "recorded_eta"):
             if key in old_basis:
                 basis[key] = old_basis[key]
+    # the ETA it had before teammates' later jobs first moved it (the move recorded then), kept while it waits:
+    # its line says it beside the later jobs that go first (newuser37 N3 addendum: only the audit said it)
+    was = old_basis.get("fair_from") if old_basis is not None else None
+    if not isinstance(was, str) and moved is not None and moved["cause"] == "arrival" and moved["from"] != "unknown" \
+            and any((o := ctx.by_id.get(m)) is not None and o.spec.team == job.spec.team
+                    and o.spec.user != job.spec.user for m in moved["jobs"]):
+        was = moved["from"]
+    if isinstance(was, str) and was:
+        basis["fair_from"] = was
+        if fair_ahead is not None:
+            fair_ahead["eta_before"] = was
     if "recorded_eta" not in basis:  # the first ETA given is what a move is measured from
         first = prev.eta if prev is not None else eta
         basis["recorded_eta"] = _iso(ctx, first) if first is not None else ""
@@ -1261,6 +1293,36 @@ def _waited_on(ctx: CycleContext, job: Job, waits: tuple[str, ...]
             continue
         own.append(own_entry(other))  # private: the API leaves eta_waits_on_own out of others' views
     return names, owners, own, queued
+
+
+_FAIR_SCAN = 200
+"""How many of a job's teammates' jobs just ahead of it :func:`_fair_ahead` looks at (a bound on its cost)."""
+
+
+def _fair_ahead(ctx: CycleContext, job: Job, mates: Sequence[Job]) -> dict[str, Any] | None:
+    """``{"team", "jobs": [ids], "names": {id: name}, "owners": {id: user}}`` (``"eta_before"``: ISO, its ETA
+    before they came, from the move recorded when they did — added by :func:`_record`): the jobs of ``job``'s team and class
+    queued ahead of it (``mates``, still pending) that other members submitted after it — the fair order put
+    them first (within a team the member with less recent GPU use goes first; elected jobs went first by
+    their promise, not by it, and are left out). Names and owners are public (every queue line shows them).
+    None: none (newuser37 N3: an older job waited behind three later jobs of its team, its line said nothing)."""
+    since = job.submitted_at
+    if since is None:
+        return None
+    user, elected = job.spec.user, ctx.elected
+    # the nearest _FAIR_SCAN ahead only: a flood of one team would make the scan quadratic, and the line names
+    # three; mates come in queue order, which is submit order unless the fair order moved them (then they are near)
+    later = [m for m in mates[-_FAIR_SCAN:] if m.spec.user != user and m.submitted_at is not None
+             and m.submitted_at > since and m.id not in elected and m.id not in ctx.admitted]
+    if not later:
+        return None
+    names: dict[str, str] = {}
+    for m in later:
+        name = public_name(m.spec).strip()
+        if name and name != m.id:
+            names[m.id] = name[:79] + "…" if len(name) > 80 else name
+    return {"team": job.spec.team, "jobs": [m.id for m in later], "names": names,
+            "owners": {m.id: m.spec.user for m in later}}
 
 
 def _backfilled(queued: list[str], ahead: Mapping[str, Job]) -> list[str]:

@@ -139,6 +139,43 @@ def elected_behind_clause(ahead: str) -> str:
             "one, and an elected job is passed by at most one elected job of each other user")
 
 
+_FAIR_LISTED = 3
+"""At most this many of the later teammates' jobs are named in :func:`fair_ahead_clause`; the rest are counted."""
+
+
+def fair_ahead_clause(reason: Mapping[str, Any], now: datetime | None = None) -> str:
+    """What a job says when jobs of its team submitted after it go first by the fair order
+    (``details.eta_fair_ahead``: :func:`jupyter_sched.scheduling.eta._fair_ahead`; newuser37 N3: an older job
+    waited behind three later jobs of its team and its line never said so), e.g. "vision's jobs queued after it
+    go first: c-small2, c-small3 (n37c) — within a team the member with less recent GPU use goes first (fair
+    order)"; where its ETA moved when they came (``eta_before``), "…; its ETA was 12:04 UTC before they were
+    submitted". Names and owners are public (every queue line shows them). "" when there are none."""
+    details = reason.get("details")
+    fair = details.get("eta_fair_ahead") if isinstance(details, Mapping) else None
+    jobs = fair.get("jobs") if isinstance(fair, Mapping) else None
+    if not isinstance(fair, Mapping) or not isinstance(jobs, Sequence) or isinstance(jobs, str) or not jobs:
+        return ""
+    names = fair.get("names") if isinstance(fair.get("names"), Mapping) else {}
+    owners = fair.get("owners") if isinstance(fair.get("owners"), Mapping) else {}
+    assert isinstance(names, Mapping) and isinstance(owners, Mapping)
+    shown = [str(j) for j in jobs[:_FAIR_LISTED]]
+    by_owner: dict[str, list[str]] = {}
+    for j in shown:  # grouped by owner, in queue order of each owner's first job
+        by_owner.setdefault(str(owners.get(j) or ""), []).append(str(names.get(j) or j))
+    listed = "; ".join(f"{', '.join(these)}{f' ({owner})' if owner else ''}" for owner, these in by_owner.items())
+    more = len(jobs) - len(shown)
+    if more > 0:
+        listed += f" and {more} more"
+    team = str(fair.get("team") or "")
+    whose = f"{team}'s jobs" if team else "jobs of its team"
+    text = (f"{whose} queued after it go first: {listed} — within a team the member with less recent GPU use "
+            "goes first (fair order)")
+    before, eta = wire_time(fair.get("eta_before")), wire_time(reason.get("eta"))
+    if before is not None and (eta is None or eta > before):  # as the audit's eta_moved says it (N3 addendum)
+        text += f"; its ETA was {_clock(before, now)} before they were submitted"
+    return text
+
+
 def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, relative: bool = False,
                   kind: str | None = None, never: bool = False, mine: bool = False) -> ReasonText:
     """Render ``reason`` (REST shape) as :class:`ReasonText`.
@@ -162,6 +199,8 @@ def render_reason(reason: Mapping[str, Any], *, now: datetime | None = None, rel
     # the owner's own leases the ETA already names with what frees them are not named twice (newuser33 n6)
     told = frozenset(i for o in own_leases(reason) if (i := str(o.get("id"))) in eta) if mine and eta else frozenset()
     summary = summary_sentence(reason, now=now, kind=kind, mine=mine, told=told)
+    if not never and (fair := fair_ahead_clause(reason, now)):  # later teammates go first, and why (newuser37 N3)
+        summary = f"{summary.rstrip('.')}; {fair}"
     if mine:
         summary = _held_by_you(reason, summary)
     unblock = one_gpu(unblock_sentence(reason, mine=mine))
