@@ -91,15 +91,16 @@ def format_mib(mib: float) -> str:
 
 def memory_fix(limit_mib: float | None) -> str:
     """What to do about work the out-of-memory killer ended (newuser37 n4: the sentence said what and why, not what
-    to do): ``ask for more memory than its 512 MiB, e.g. --memory 1GiB (jupyter-sched submit, %%schedule; the
-    Submit form's Memory), or make it use less`` (``limit_mib``: its memory limit, None or 0: not known)."""
+    to do; newuser37 n10: the plain Submit form has no Memory field, a Resubmit of the killed job shows it): ``ask
+    for more memory than its 512 MiB, e.g. --memory 1GiB (jupyter-sched submit, %%schedule; the
+    job card's Resubmit, Memory field), or make it use less`` (``limit_mib``: its memory limit, None or 0: not known)."""
     if limit_mib:
         twice = int(limit_mib * 2)
         more = f" than its {format_mib(limit_mib)}, e.g. --memory {twice // 1024}GiB" if twice % 1024 == 0 else \
             f" than its {format_mib(limit_mib)}, e.g. --memory {twice}MiB"
     else:
         more = " with --memory"
-    return f"ask for more memory{more} (jupyter-sched submit, %%schedule; the Submit form's Memory), or make it use less"
+    return f"ask for more memory{more} (jupyter-sched submit, %%schedule; the job card's Resubmit, Memory field), or make it use less"
 
 
 NEAR_LIMIT = 0.9

@@ -111,6 +111,6 @@ def test_a_failed_kubernetes_script_says_its_exit_code_and_last_lines_and_an_oom
     job_obj, pod = failed_job_with_pod(137, "", reason="OOMKilled")
     assert observe_job(job_obj, [pod], []).message == (  # and what to do (newuser37 n4)
         "killed by the out-of-memory killer — ask for more memory with --memory (jupyter-sched submit, %%schedule; the "
-        "Submit form's Memory), or make it use less")
+        "job card's Resubmit, Memory field), or make it use less")
     job_obj, pod = failed_job_with_pod(2, "")
     assert observe_job(job_obj, [pod], []).message == "Job has reached the specified backoff limit"

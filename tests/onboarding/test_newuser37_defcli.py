@@ -164,8 +164,8 @@ def test_newuser37_nit4_an_out_of_memory_kill_says_what_to_do_and_no_likely_when
 
     log = tmp_path / "output.log"
     log.write_text("100 MiB\n200 MiB\n300 MiB\n400 MiB\n")
-    fix = ("ask for more memory than its 512 MiB, e.g. --memory 1GiB (jupyter-sched submit, %%schedule; the Submit "
-           "form's Memory), or make it use less")
+    fix = ("ask for more memory than its 512 MiB, e.g. --memory 1GiB (jupyter-sched submit, %%schedule; the job "
+           "card's Resubmit, Memory field), or make it use less")
     said = describe_exit(-9, log=log, oom_kills=1, memory_limit_mib=512)
     assert said == ("killed by SIGKILL (out of memory: its memory cgroup counted 1 out-of-memory kill; memory limit "
                     f"512 MiB) — {fix}; last lines: 100 MiB | 200 MiB | 300 MiB | 400 MiB"), said
@@ -173,7 +173,7 @@ def test_newuser37_nit4_an_out_of_memory_kill_says_what_to_do_and_no_likely_when
     assert kernel.endswith(f"; memory limit 512 MiB — {fix}"), kernel
     assert describe_termination(137, "", reason="OOMKilled") == (
         "killed by the out-of-memory killer — ask for more memory with --memory (jupyter-sched submit, %%schedule; "
-        "the Submit form's Memory), or make it use less")
+        "the job card's Resubmit, Memory field), or make it use less")
     stored = "killed by SIGKILL (likely out of memory: its memory cgroup counted 1 out-of-memory kill)"
     assert all(said_out_of_memory(s) for s in (said, kernel, describe_termination(137, "", reason="OOMKilled"), stored))
     # a SIGKILL nothing counted stays as it is, with no fix (red15 R15, newuser25 N7)

@@ -129,7 +129,7 @@ def test_newuser34_n2_an_error_line_before_the_last_leads_and_the_last_lines_sta
     assert describe_termination(1, "epoch 1\nerror: no data\n") == "exited with code 1: error: no data; earlier lines: epoch 1"
     assert describe_termination(137, "epoch 1\nerror: no data\n", reason="OOMKilled") == (
         "killed by the out-of-memory killer — ask for more memory with --memory (jupyter-sched submit, %%schedule; the "
-        "Submit form's Memory), or make it use less; last lines: epoch 1 | error: no data")
+        "job card's Resubmit, Memory field), or make it use less; last lines: epoch 1 | error: no data")
     # a traceback's path is as it was (newuser33 N2)
     log.write_text('Traceback (most recent call last):\n  File "/w/t.py", line 2, in <module>\n    f()\nKeyError: 1\n')
     assert describe_exit(1, log=log).startswith("exited with code 1: KeyError: 1 (t.py, line 2); last lines: Traceback")

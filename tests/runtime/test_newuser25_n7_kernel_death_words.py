@@ -26,10 +26,10 @@ def test_newuser25_n7_memory_is_named_with_evidence() -> None:
     killed = kernel_death_sentence(9, peak_mib=1900.0, oom_killed=True, limit_mib=2048.0, oom_counted=True, **CELL)
     assert killed == ("kernel died (signal 9; killed by the out-of-memory killer) during cell 3 (cell starts: "
                       "import os); peak memory 1.9 GiB; memory limit 2.0 GiB — ask for more memory than its 2.0 GiB, e.g. "
-                      "--memory 4GiB (jupyter-sched submit, %%schedule; the Submit form's Memory), or make it use less"), killed
+                      "--memory 4GiB (jupyter-sched submit, %%schedule; the job card's Resubmit, Memory field), or make it use less"), killed
     near = kernel_death_sentence(9, peak_mib=1900.0, oom_killed=False, limit_mib=2048.0, oom_counted=False, **CELL)
     assert near == ("kernel died (signal 9; likely out of memory: its peak reached its memory limit) during cell 3 "
                     "(cell starts: import os); peak memory 1.9 GiB; memory limit 2.0 GiB — ask for more memory than its 2.0 GiB, "
-                    "e.g. --memory 4GiB (jupyter-sched submit, %%schedule; the Submit form's Memory), or make it use less"), near
+                    "e.g. --memory 4GiB (jupyter-sched submit, %%schedule; the job card's Resubmit, Memory field), or make it use less"), near
     segv = kernel_death_sentence(11, peak_mib=None, oom_killed=False, **CELL)
     assert segv == "kernel died (signal 11, SIGSEGV) during cell 3 (cell starts: import os)", segv
