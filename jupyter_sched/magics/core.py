@@ -1043,7 +1043,7 @@ class SchedMagics(Magics):
             sent, too_long = submitter_env(os.environ, body.get("env") or {})
             body = {**body, "env": {**sent, **(body.get("env") or {})}} if sent else body
             if said := submitter_note(sent, too_long, here="this kernel's"):
-                note = f"{note} {said[:1].upper()}{said[1:]}." if note else f"{said[:1].upper()}{said[1:]}."
+                note = f"{note}\n{said[:1].upper()}{said[1:]}." if note else f"{said[:1].upper()}{said[1:]}."
         # a restart is ridden out only while the submit surely never arrived: never sent twice (hubadmin24 B18)
         # and a send whose answer was lost is looked for once the service answers, sent again only if absent (N8)
         job, how = submit_through_restart(lambda key: self.client.submit_keyed(body, key),

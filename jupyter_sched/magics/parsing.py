@@ -78,7 +78,26 @@ def help_text(doc: str, magic: str, topic: str = "") -> str:
             picked.append(line)
     if not picked:
         return text
-    return textwrap.dedent("\n".join(picked)) + f"\n\n{magic}? shows the whole help."
+    said = textwrap.dedent("\n".join(picked))
+    if "[options]" in said and (options := _cell_options(text)):  # newuser37 n9: the note said "--help lists its
+        # options" and the help listed none — a subcommand's [options] are the %%schedule options
+        said += "\n\n[options], as %%schedule takes them:\n" + options
+    return said + f"\n\n{magic}? shows the whole help."
+
+
+def _cell_options(text: str) -> str:
+    """The option lines of ``%%schedule``'s usage in a magic's help ``text`` (from ``%%schedule [`` to the line
+    before ``<cell body>``), dedented; "" where it has none."""
+    import textwrap
+
+    lines = text.splitlines()
+    start = next((at for at, line in enumerate(lines) if line.strip().startswith("%%schedule [")), None)
+    if start is None:
+        return ""
+    end = next((at for at in range(start, len(lines)) if "<cell body>" in lines[at]), start + 1)
+    block = lines[start:end]
+    block[0] = block[0].replace("%%schedule ", " " * len("%%schedule "), 1)
+    return textwrap.dedent("\n".join(block))
 
 
 PRIORITIES = ("high", "normal", "low")
@@ -688,7 +707,7 @@ def passed_on_note(prog: str, target: str, words: Sequence[str]) -> str | None:
     one = len(words) == 1
     return (f"Note: {said} {'goes' if one else 'go'} to {target} as its argument{'' if one else 's'}: "
             f"not {'an option' if one else 'options'} of {prog} ({prog} --help lists its options); "
-            f"to say they are the script's, put them after --: {prog} [OPTIONS] {target} -- ARGS")
+            f"to say they are the script's, put them after --: {prog} [OPTIONS] {target} -- ARGS.")
 
 
 def _refuse_near_option(parser: _Parser, target: str, what: str, words: str) -> None:
