@@ -48,7 +48,8 @@ async def follow_logs(handler: Any, job_id: str, request: Any) -> Any:
     """
     jobs = handler.services.jobs
     chunk = await handler.call(_read_encoded, jobs.logs, handler.caller, job_id, request)
-    if not request.follow or _news(chunk, request):
+    began = chunk.state
+    if not request.follow or _news(chunk, request, began):
         return chunk
     who = handler.current_user
     user = str(getattr(who, "username", None) or getattr(who, "name", None) or who)
@@ -60,7 +61,7 @@ async def follow_logs(handler: Any, job_id: str, request: Any) -> Any:
     waiting[user] += 1
     try:
         waited = 0.0
-        while not _news(chunk, request) and waited < FOLLOW_WAIT_S:
+        while not _news(chunk, request, began) and waited < FOLLOW_WAIT_S:
             if handler._client_gone:
                 return None
             await asyncio.sleep(FOLLOW_POLL_S)
@@ -83,8 +84,11 @@ def _read_encoded(read: Any, *args: Any) -> Any:
     return chunk
 
 
-def _news(chunk: Any, request: Any) -> bool:
-    """Whether the answer ends a follow's wait: new log text, the job finished, or a note of the
-    scheduler the reader has not shown (``notes_seen``; new user 21, N7: a note waited up to 25 s)."""
+def _news(chunk: Any, request: Any, began: str | None) -> bool:
+    """Whether the answer ends a follow's wait: new log text, the job finished, a note of the
+    scheduler the reader has not shown (``notes_seen``; new user 21, N7: a note waited up to 25 s),
+    or the job's state moved on from ``began`` (the follow's first read): a reader saying "pending: no
+    output yet" says "running" when it starts, not up to 25 s later (newuser37 N2)."""
     seen = request.notes_seen
-    return bool(chunk.text or chunk.finished or (seen is not None and len(chunk.notes) > seen))
+    return bool(chunk.text or chunk.finished or (seen is not None and len(chunk.notes) > seen)
+                or chunk.state != began)

@@ -1370,7 +1370,7 @@ class JobsService:
         with self.ctx.store.transaction(write=False) as tx:  # the scheduler's lines beside the log (new user 21, N7)
             notes = log_notes(tx, job_id, ended=finished, now=self.ctx.clock.now()) if not record.job.is_lease else []
         return GetJobLogsResponse(text=text, offset=start, next_offset=next_offset, finished=finished,
-                                  notes=notes, size=size)
+                                  notes=notes, size=size, state=record.job.state.value)
 
     def _executor_tail(self, job_id: str, lines: int, limit: int) -> tuple[str, int, int, int | None]:
         """``(text, start, end, size)`` of the last ``lines`` lines (at most ``limit`` bytes) of a log the executor

@@ -27,7 +27,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { describeError, type SchedClient } from './client';
-import { formatBytes, NULL_TRANS, shownText, stateLabel } from './format';
+import { formatBytes, NULL_TRANS, reasonSentence, reasonText, shownText, stateLabel, stateWord } from './format';
 import { runAttributes, TerminalText, utf8Length } from './terminal';
 import { type Job, TERMINAL_STATES } from './types';
 
@@ -36,6 +36,30 @@ const CHUNK_BYTES = 65536;
 
 /** A log longer than this (bytes) opens at its end; "Load earlier" reads this much more each time. */
 export const TAIL_BYTES = 262144;
+
+/** States of a job that has not started: its log has no output yet (the answer's `state`, newuser37 N2). */
+const NOT_STARTED = new Set(['pending', 'preempted', 'admitted']);
+
+/**
+ * What the log view says of a job that has not started (`job.state` pending, preempted or admitted),
+ * as `jupyter-sched logs` says it ("j-… is pending: no output yet — … follows it once it starts"): its
+ * state, why it waits in the one wording renderer's words (`reason.text`), and that its output follows
+ * here once it starts; null for a job that started (newuser37 N2: "Connecting…", then "Following live
+ * output…" over an empty page for ever, for a held job).
+ */
+export function notStartedText(job: Job, trans: TranslationBundle = NULL_TRANS): string | null {
+  if (!NOT_STARTED.has(job.state)) {
+    return null;
+  }
+  const unblock = reasonText(job.reason)?.unblock.trim() ?? '';
+  const why = [reasonSentence(job.reason, trans), unblock && !/[.!?]$/.test(unblock) ? `${unblock}.` : unblock]
+    .filter(Boolean)
+    .join(' ');
+  const state = stateLabel(stateWord(job), trans);
+  return why
+    ? trans.__('%1: no output yet — %2 Its output follows here once it starts.', state, why)
+    : trans.__('%1: no output yet. Its output follows here once it starts.', state);
+}
 
 /** Bytes per request of "Download full log" (the log route's largest slice). */
 const DOWNLOAD_BYTES = 1048576;
@@ -336,6 +360,27 @@ export class LogViewer extends Widget {
     }
   }
 
+  /** Say `job`'s wait when it has not started (see {@link notStartedText}); whether it said so. */
+  private sayNotStarted(job: Job | null): boolean {
+    const text = job && !this.offset ? notStartedText(job, this.trans) : null;
+    if (text) {
+      this.setStatus(text);
+    }
+    return !!text;
+  }
+
+  /** Read the job again and say why it still waits (its reason may have changed since). */
+  private async refreshNotStarted(): Promise<void> {
+    try {
+      this._job = await this.client.job(this.jobId);
+    } catch {
+      // the last known job says it well enough; the log's own answers go on
+    }
+    if (!this.sayNotStarted(this._job)) {
+      this.setStatus(this.trans.__('Following live output…'));
+    }
+  }
+
   private async loop(): Promise<void> {
     if (!this._job) {
       try {
@@ -347,6 +392,7 @@ export class LogViewer extends Widget {
         return;
       }
     }
+    this.sayNotStarted(this._job); // never a bare "Connecting…" for a job the server answered about
     let failures = 0;
     while (!this.stopped) {
       try {
@@ -372,9 +418,14 @@ export class LogViewer extends Widget {
           } catch {
             // the final state is a nicety; the log is complete either way
           }
-          this.setStatus(this.trans.__('%1 — end of output', state));
+          this.setStatus(this.offset ? this.trans.__('%1 — end of output', state) : this.trans.__('%1 — no output', state));
           this.node.dataset.finished = 'true';
           return;
+        }
+        if (!chunk.finished && !this.offset && chunk.state && NOT_STARTED.has(chunk.state)) {
+          // still waiting: its reason as it is now (the answer says the state; the job says why)
+          await this.refreshNotStarted();
+          continue;
         }
         this.setStatus(chunk.finished ? this.trans.__('Reading the rest…') : this.trans.__('Following live output…'));
       } catch (err) {

@@ -1507,6 +1507,11 @@ export interface components {
              * @example 7340032
              */
             size?: number | null;
+            /**
+             * @description the job's state at this read (its wire state, as GET jobs/{id} says it): an empty log of a pending, preempted or admitted job has no output yet, and a follow answers when it changes (newuser37 N2: a reader said nothing of a held job's wait)
+             * @example pending
+             */
+            state?: string | null;
         };
         /** @description The caller: name, admin flag, teams, and usage against quota and budget. */
         GetMeResponse: {

@@ -957,6 +957,10 @@ class GetJobLogsResponse(ResponseModel):
     size: int | None = Field(default=None, examples=[7340032], description=(
         "the log's size in bytes at this read (null where the executor cannot say): a reader of a long log "
         "starts near its end, at offset size - N"))
+    state: str | None = Field(default=None, examples=["pending"], description=(
+        "the job's state at this read (its wire state, as GET jobs/{id} says it): an empty log of a pending, "
+        "preempted or admitted job has no output yet, and a follow answers when it changes (newuser37 N2: a "
+        "reader said nothing of a held job's wait)"))
 
 
 class DryrunJobResponse(ResponseModel):
