@@ -36,7 +36,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -1090,6 +1090,86 @@ class StoreTx:
         for start in range(0, len(wanted), 500):  # bounded IN lists (SQLite's variable limit)
             out.extend(self._usage_decoded(query.where(u.c.id.in_(wanted[start:start + 500]))))
         return out
+
+    def usage_ledger_first(
+        self, *, since: datetime, floor: datetime, now: datetime, k: float, up_to_id: int,
+    ) -> tuple[dict[str, float], dict[tuple[str, str, date], float], list[tuple[int, UsageInterval, bool]]] | None:
+        """The usage ledger's first (full) read, summed by the database (red37 R5: 300,000 rows decoded
+        on the engine's thread held every start ~10 s after each restart). Over the rows with an id up
+        to ``up_to_id``: ``(decayed, days, rows)`` — ``decayed`` the GPU-seconds per user of the closed
+        rows of the store's shape (:func:`~.quarantine.sound_usage_sql`) ending in ``(since, now]``,
+        decayed to ``now`` with rate ``k`` (1/s; the arithmetic of
+        :func:`~jupyter_sched.accounting.usage.decayed_seconds`); ``days`` the GPU-seconds per
+        ``(team, user, UTC day)`` of such rows ending in ``(floor, now]`` that start on or after day
+        ``floor``'s 00:00 UTC and lie within one UTC day; ``rows`` the other rows ending after ``floor``
+        (or open), decoded: open ones, those ending after ``now``, those spanning days or starting
+        before that day, and those not of the store's shape — each with ``summed``: whether it is of
+        the store's shape (its decayed value is in ``decayed`` when closed by ``now``). So the caller
+        decodes O(users x days + open + long rows), not every row. Unreadable rows are skipped and
+        quarantined as by :meth:`usage_rows`.
+
+        None on a SQLite built without its math functions (``exp``): the caller decodes the rows.
+        """
+        u = schema.usage
+        sqlite = self.conn.dialect.name == "sqlite"
+        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        day_us = sa.literal_column("86400000000", sa.BigInteger)  # inline: PostgreSQL matches GROUP BY by text
+        floor_day = floor.astimezone(timezone.utc).date()
+        floor_mid = datetime(floor_day.year, floor_day.month, floor_day.day, tzinfo=timezone.utc)
+        now_us = (now - epoch) // timedelta(microseconds=1)
+        mid_us = (floor_mid - epoch) // timedelta(microseconds=1)
+        sound = sound_usage_sql(u, sqlite=sqlite)
+        # each row's times converted ONCE (a CTE used three times is materialized by SQLite >= 3.35 and
+        # PostgreSQL >= 12); CASE keeps the arithmetic off rows not of the store's shape (lazy on PostgreSQL)
+        window = (sa.select(u.c.id, u.c.user, u.c.team, u.c.share, u.c.ended_at,
+                            sa.case((sound, 1), else_=0).label("ok"),
+                            sa.case((sound, _micros_sql(u.c.started_at, sqlite)), else_=None).label("s"),
+                            sa.case((sa.and_(sound, u.c.ended_at.is_not(None)), _micros_sql(u.c.ended_at, sqlite)),
+                                    else_=None).label("e"))
+                  .where(u.c.id <= up_to_id, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > ts(floor)))
+                  .cte("ledger_window"))
+        w = window.c
+        k_us = sa.bindparam("k_us", k / 1e6, type_=sa.Float)
+
+        def decay(at: Any) -> Any:  # exp past 700 is 0: PostgreSQL's exp raises on underflow, Python's answers 0
+            x = (sa.literal(now_us, sa.BigInteger) - at) * k_us
+            return sa.case((x > 700.0, 0.0), else_=sa.func.exp(-x))
+
+        closed = sa.and_(w.ok == 1, w.e.is_not(None), w.ended_at <= ts(now))
+        within = sa.and_(w.s >= mid_us, w.e > w.s, w.s // day_us == (w.e - 1) // day_us)
+        blank_s = sa.cast(sa.null(), sa.String)
+        parts = sa.union_all(
+            sa.select(sa.literal(0).label("part"), w.user, blank_s.label("team"), sa.literal(0, sa.BigInteger).label("n"),
+                      sa.func.sum(w.share * (decay(w.e) - decay(w.s))).label("v"))
+            .where(closed, w.ended_at > ts(since)).group_by(w.user),
+            sa.select(sa.literal(1), w.user, w.team, w.s // day_us, sa.cast(sa.func.sum(w.share * (w.e - w.s)), sa.Float))
+            .where(closed, within).group_by(w.user, w.team, w.s // day_us),
+            sa.select(sa.literal(2), blank_s, blank_s, w.id, sa.cast(w.ok, sa.Float))
+            .where(sa.or_(w.ok == 0, w.e.is_(None), w.ended_at > ts(now), sa.and_(w.e > w.s, sa.not_(within)))),
+        )
+        try:
+            got: list[Any] = list(self.conn.execute(sa.select(parts.subquery())))
+        except sa.exc.OperationalError:
+            if not sqlite:
+                raise
+            return None  # no exp(): a failed SELECT leaves SQLite's transaction as it was
+        decayed: dict[str, float] = {}
+        days: dict[tuple[str, str, date], float] = {}
+        flags: dict[int, bool] = {}
+        for part, user, team, number, value in got:
+            if part == 0:
+                decayed[str(user)] = float(value or 0.0) / k
+            elif part == 1:
+                key = (str(team), str(user), (epoch + timedelta(days=int(number))).date())
+                days[key] = days.get(key, 0.0) + float(value or 0.0) / 1e6
+            else:
+                flags[int(number)] = bool(value)
+        wanted = sorted(flags)
+        rows: list[tuple[int, UsageInterval, bool]] = []
+        for start in range(0, len(wanted), 500):  # bounded IN lists (SQLite's variable limit)
+            query = sa.select(u).where(u.c.id.in_(wanted[start:start + 500])).order_by(u.c.id)
+            rows += [(row_id, iv, flags[row_id]) for row_id, iv in self._usage_decoded(query)]
+        return decayed, days, rows
 
     def usage_extent(self, after_id: int, *, count: bool = True) -> tuple[int, int, int]:
         """``(rows, rows with an id above after_id, highest id)`` of the usage table (zeros when
