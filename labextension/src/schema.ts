@@ -1866,6 +1866,10 @@ export interface components {
             released_at_exit?: boolean | null;
             profile?: string | null;
             checkpointable?: boolean;
+            /** @description true: it never preempts nor reclaims, it waits for free GPUs (newuser36 N6); absent otherwise */
+            no_preempt?: boolean | null;
+            /** @description cancel and release answers only (DELETE jobs/{id}, leases/{id}): this work took GPUs back from other teams by reclaim and ended before the reclaim cool-down, so its team's reclaims of other teams' borrowed GPUs wait until 'until' (c.SchedApp.reclaim_cooldown_s); 'text' says it in the words every client shows (newuser36 N6); absent otherwise */
+            reclaim_cooldown?: components["schemas"]["ReclaimCooldown"] | null;
             submitted_at?: string | null;
             admitted_at?: string | null;
             started_at?: string | null;
@@ -2060,6 +2064,10 @@ export interface components {
             released_at_exit?: boolean | null;
             profile?: string | null;
             checkpointable?: boolean;
+            /** @description true: it never preempts nor reclaims, it waits for free GPUs (newuser36 N6); absent otherwise */
+            no_preempt?: boolean | null;
+            /** @description cancel and release answers only (DELETE jobs/{id}, leases/{id}): this work took GPUs back from other teams by reclaim and ended before the reclaim cool-down, so its team's reclaims of other teams' borrowed GPUs wait until 'until' (c.SchedApp.reclaim_cooldown_s); 'text' says it in the words every client shows (newuser36 N6); absent otherwise */
+            reclaim_cooldown?: components["schemas"]["ReclaimCooldown"] | null;
             submitted_at?: string | null;
             admitted_at?: string | null;
             started_at?: string | null;
@@ -2526,6 +2534,10 @@ export interface components {
             released_at_exit?: boolean | null;
             profile?: string | null;
             checkpointable?: boolean;
+            /** @description true: it never preempts nor reclaims, it waits for free GPUs (newuser36 N6); absent otherwise */
+            no_preempt?: boolean | null;
+            /** @description cancel and release answers only (DELETE jobs/{id}, leases/{id}): this work took GPUs back from other teams by reclaim and ended before the reclaim cool-down, so its team's reclaims of other teams' borrowed GPUs wait until 'until' (c.SchedApp.reclaim_cooldown_s); 'text' says it in the words every client shows (newuser36 N6); absent otherwise */
+            reclaim_cooldown?: components["schemas"]["ReclaimCooldown"] | null;
             submitted_at?: string | null;
             admitted_at?: string | null;
             started_at?: string | null;
@@ -2680,6 +2692,33 @@ export interface components {
             unblock: string;
             /** @description 'queued #2 · <summary> · <eta> · <unblock>' for one-line surfaces */
             line: string;
+        };
+        /**
+         * @description What ending work that took GPUs back by reclaim costs its team (newuser36 N6): its team's reclaims of
+         *     other teams' borrowed GPUs wait until ``until`` (the reclaim cool-down, DESIGN.md *Reclaim*).
+         */
+        ReclaimCooldown: {
+            /** @example vision */
+            team: string;
+            /**
+             * @description UTC, ISO 8601
+             * @example 2026-12-07T04:52:26+00:00
+             */
+            until: string;
+            /**
+             * @description when its reclaim was decided
+             * @example 2026-12-07T04:37:26+00:00
+             */
+            took_at: string;
+            /**
+             * @description seconds the GPUs it took back were held (null: it never started)
+             * @example 1
+             */
+            held_s: number | null;
+            /** @example 900 */
+            cooldown_s: number;
+            /** @example team vision's reclaims of other teams' borrowed GPUs wait until 04:52 UTC (a reclaim cool-down: the GPUs you took back were used for 1s) */
+            text: string;
         };
         /** @enum {string} */
         ReclaimMode: "release" | "requeue" | "stop" | "notify";
@@ -3074,6 +3113,11 @@ export interface components {
              * @example true
              */
             released_at_exit?: boolean | null;
+            /**
+             * @description true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request --no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6)
+             * @example true
+             */
+            no_preempt?: boolean | null;
             /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {

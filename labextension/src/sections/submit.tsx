@@ -346,7 +346,8 @@ export function outOfMemoryToast(name: string, memory: string, trans?: Translati
 export const RESUBMIT_COPIED = [
   'name', 'kind', 'priority', 'team', 'gpus', 'gpu_models', 'min_memory_mib', 'mig_profile', 'nvlink',
   'cpu_millis', 'memory_mib', 'workers', 'groups', 'node_selector', 'tolerations', 'time_limit_s', 'command',
-  'script', 'args', 'notebook', 'parameters', 'working_dir', 'env', 'image', 'port', 'profile', 'checkpointable'
+  'script', 'args', 'notebook', 'parameters', 'working_dir', 'env', 'image', 'port', 'profile', 'checkpointable',
+  'no_preempt'
 ] as const satisfies readonly (keyof SubmitRequest)[];
 
 /** The request fields Resubmit leaves out, and why (another spelling of a copied one, or not the job's to copy). */
@@ -443,6 +444,9 @@ export function resubmitBody(job: Job): SubmitRequest {
   }
   if (r.nvlink) {
     body.nvlink = true;
+  }
+  if (job.no_preempt) {
+    body.no_preempt = true; // sent again as it was asked: it waits for free GPUs, never stops a colleague's job
   }
   const selector = raw.node_selector;
   if (selector && typeof selector === 'object' && Object.keys(selector).length) {
