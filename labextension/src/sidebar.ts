@@ -213,6 +213,7 @@ export class SchedSidebar extends SidePanel {
     this.downNode.className = 'jp-sched-feedback jp-sched-feedback-error jp-sched-server-down';
     this.downNode.setAttribute('role', 'alert');
     const headerWidget = new Widget();
+    headerWidget.addClass('jp-sched-header-area');
     headerWidget.node.append(header, this.downNode, this.reconnectingNode, this.noticeNode);
     this.header.addWidget(headerWidget);
 

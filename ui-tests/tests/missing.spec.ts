@@ -22,5 +22,11 @@ test('without the server extension the panel shows "server extension not enabled
   await expect(missing).toHaveAttribute('role', 'alert');
   await expect(missing.locator('code')).toHaveText('jupyter server extension enable jupyter_sched');
   await expect(missing.getByRole('button', { name: 'Retry' })).toBeVisible();
+  // newuser37 N5: inside JupyterLab's side-panel header (capitals, a flex row) the notice and its case-sensitive fix
+  // were uppercased and cut at the sidebar's edge — they keep their case and wrap within the panel
+  const text = missing.locator('p').first();
+  expect(await text.evaluate(node => getComputedStyle(node).textTransform)).toBe('none');
+  const [box, edge] = [await missing.boundingBox(), await panel.boundingBox()];
+  expect(box && edge && box.x + box.width <= edge.x + edge.width + 1).toBe(true);
   await shoot(page, panel, 'extension-missing');
 });
