@@ -49,6 +49,7 @@ from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
 from .metrics import make_registry
 from .metrics_accounting import make_admin_registry
+from .per_user_lines import BULK_WAITING_PER_USER, QUICK_WAITING_PER_USER, PerUserLines
 from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
 from .startup_checks import check_config, config_exit, say_started
@@ -61,14 +62,6 @@ API_PREFIX = "api/sched/"  # every route of the extension lives under {base_url}
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
-
-BULK_WAITING_PER_USER = 16
-"""Most of one user's bulk reads in flight or waiting (:meth:`SchedApp.bulk_off_loop`); more are 429."""
-
-QUICK_WAITING_PER_USER = 64
-"""Most of one user's quick requests in flight or waiting (:meth:`SchedApp.quick_off_loop`); more are 429.
-Above what one person's clients ask at once (a panel's refresh, :data:`~.log_follow.MAX_OPEN_FOLLOWS`
-log follows' re-reads, a notebook's magics), far below what a request loop brings."""
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
                AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, HubClientConfig,
@@ -136,8 +129,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                                               thread_name_prefix="jupyter-sched-dryrun")
         self._dryruns = 0
         self._dryruns_of: Counter[str] = Counter()  # per user: one user's loop must not take every place
-        self._bulk_of: dict[str, list[Any]] = {}  # per user: [their bulk-read gate, reads in it] (red27 R5)
-        self._quick_of: dict[str, list[Any]] = {}  # per user: [their request-thread gate, requests in it] (red37 R3)
+        self._bulk_lines = PerUserLines(self.bulk_pool, most=BULK_WAITING_PER_USER, what="page and report reads",
+                                        retry_s=2)  # red27 R5
+        self._quick_lines = PerUserLines(self.request_pool, most=QUICK_WAITING_PER_USER, what="requests",
+                                         retry_s=1)  # red37 R3
         self.services: Any = install_job_tokens(self, self._build_services())  # jobs' URL + token (issue 16 item 4)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
@@ -312,59 +307,30 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return await run_pooled(self.request_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
 
     async def bulk_off_loop(self, fn: Callable[..., R], *args: Any, user: str | None = None, **kwargs: Any) -> R:
-        """:meth:`off_loop` on the bulk request threads: page reads of many rows (``GET jobs``,
-        ``queue``, ``audit``, usage reports) queue there, never in front of quick answers. At most half the threads
-        read for one ``user`` at once, whose further reads wait for their own (red27 R5: four of one user's usage
-        reports held every bulk thread for minutes, an admin's ``GET audit`` waiting). Raises BusyError (429)
-        past :data:`BULK_WAITING_PER_USER` of theirs."""
+        """:meth:`off_loop` on the bulk request threads: page reads of many rows (``GET jobs``, ``queue``, ``audit``,
+        usage reports) queue there, never in front of quick answers; a ``user``'s in their line (:mod:`.per_user_lines`,
+        red27 R5). Raises BusyError (429) past :data:`BULK_WAITING_PER_USER` of theirs."""
         call = functools.partial(fn, *args, **kwargs)
         if user is None:
             return await run_pooled(self.bulk_pool, call, stopping=self._stopping)
-        return await self._per_user(self.bulk_pool, self._bulk_of, user, call, BULK_WAITING_PER_USER,
-                                    "page and report reads", 2)
+        return await self._bulk_lines.run(user, call, stopping=self._stopping, threads_stopped=self._threads_gone)
 
     per_user_in_flight = False
     """Whether :meth:`quick_off_loop` bounds each user's requests on the quick threads: a service many
     users share (hub mode). An embedded server answers one person, who has nobody to leave threads to."""
 
     async def quick_off_loop(self, user: str | None, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
-        """:meth:`off_loop` for one request of ``user`` (positional only: ``fn``'s own keyword ``user=``, as
-        ``list_jobs(user=...)``, passes through to it): on a shared service (:attr:`per_user_in_flight`) at
-        most half the request threads work for one user at once, as :meth:`bulk_off_loop` does for page reads;
-        their further requests wait in their own line on the event loop, holding no thread, so another user's
-        request always finds one free (red37 R3: sixteen loops of one user's ``GET jobs/{id}/logs`` or even
-        ``GET me`` held all eight threads; others' ``GET me`` 10x slower, their starts 0.3 -> 2.3 s). They
-        wait rather than being refused at once: one person's burst (a panel's refresh, a notebook's
-        magics) is served in full, only slower for them. Past :data:`QUICK_WAITING_PER_USER` of theirs
-        in flight or waiting the next is refused: BusyError (429, ``Retry-After: 1``) — a line that long
-        is a loop, and holding more of its requests would only hold memory."""
+        """:meth:`off_loop` for one request of ``user`` (positional only: ``fn``'s own ``user=`` passes through), on
+        a shared service (:attr:`per_user_in_flight`) in that user's line (:mod:`.per_user_lines`, red37 R3): one
+        person's burst is served in full, only slower for them, and another user's request finds a free thread.
+        Raises BusyError (429, ``Retry-After: 1``) past :data:`QUICK_WAITING_PER_USER` of theirs: a loop."""
         call = functools.partial(fn, *args, **kwargs)
         if user is None or not self.per_user_in_flight:
             return await self.off_loop(call)
-        return await self._per_user(self.request_pool, self._quick_of, user, call, QUICK_WAITING_PER_USER,
-                                    "requests", 1)
+        return await self._quick_lines.run(user, call, stopping=self._stopping, threads_stopped=self._threads_gone)
 
-    async def _per_user(self, pool: ThreadPoolExecutor, gates: dict[str, list[Any]], user: str,
-                        call: Callable[[], R], most: int, what: str, retry_s: int) -> R:
-        """``call`` on ``pool`` within ``user``'s gate among ``gates``: ``[semaphore of half the pool's
-        threads, their calls in it or waiting]``, forgotten at 0. Raises BusyError (429) at ``most`` of theirs."""
-        gate = gates.get(user)
-        if gate is None:
-            gate = gates[user] = [asyncio.Semaphore(max(1, pool._max_workers // 2)), 0]
-        if gate[1] >= most:
-            raise BusyError(f"{gate[1]} of your {what} are waiting for your earlier ones",
-                            hint=f"retry in {retry_s} s, once they have answered (send fewer at once)",
-                            details={"retry_after_s": retry_s, "waiting": gate[1]})
-        gate[1] += 1
-        try:
-            async with gate[0]:
-                if getattr(self, "_threads_stopped", False):
-                    return call()
-                return await run_pooled(pool, call, stopping=self._stopping)
-        finally:
-            gate[1] -= 1
-            if gate[1] <= 0:
-                gates.pop(user, None)
+    def _threads_gone(self) -> bool:
+        return getattr(self, "_threads_stopped", False)
 
     def _stopping(self) -> bool:
         return self.stopping

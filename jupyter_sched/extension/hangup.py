@@ -35,6 +35,18 @@ class StopsOnHangUp:
         if super_close is not None:
             super_close()
 
+    def pooled_run(self, fn: Callable[..., Any], *, bulk: bool) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        """``(run, fn)`` for this request's service call: a bulk read's (:meth:`bulk_run`), else on the quick
+        request threads within the caller's line on a shared service (:meth:`~.app.SchedApp.quick_off_loop`;
+        red37 R3: another user's request finds a free thread), a GET not read once its client hung up there."""
+        if bulk:  # one user's reads in flight are bounded (red27 R5), stop once the client hangs up (V7)
+            return self.bulk_run(fn)
+        handler: Any = self
+        run = functools.partial(handler.sched.quick_off_loop, handler.own_name())  # positional: fn may take user=
+        if handler.request.method == "GET" and getattr(handler.sched, "per_user_in_flight", False):
+            fn = functools.partial(watched, self.hangup, fn)
+        return run, fn
+
     def bulk_run(self, fn: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
         """``(run, fn)`` for a bulk read: ``run`` puts a call on the bulk request threads for this caller
         (:meth:`~.app.SchedApp.bulk_off_loop`); ``fn`` is ``fn`` stopping once the client hangs up."""

@@ -18,7 +18,6 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import secrets
@@ -30,7 +29,6 @@ from jupyter_server.base.handlers import APIHandler
 from pydantic import BaseModel, ConfigDict
 from tornado import web
 
-from ..abandoned import watched
 from ..admission import Caller
 from ..errors import AuthorizationError, SchedError, StoppingError, ValidationError, http_status_for, json_kind, shown
 from ..hub.forward import FORWARDED_HEADER
@@ -198,12 +196,7 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         and streams while it waits for the database (``c.SchedApp.request_threads``). The
         :attr:`caller` stand-in among ``args`` is resolved there first."""
         late = any(arg is _RESOLVED_ON_CALL for arg in args)
-        if self._bulk:  # one user's reads in flight are bounded (red27 R5), stop once the client hangs up (V7)
-            run, fn = self.bulk_run(fn)
-        else:  # so are their quick requests on a shared service (red37 R3): another user's finds a free thread
-            run = functools.partial(self.sched.quick_off_loop, self.own_name())  # positional: fn may take user=
-            if self.request.method == "GET" and getattr(self.sched, "per_user_in_flight", False):
-                fn = functools.partial(watched, self.hangup, fn)  # hung up while in its user's line: not read
+        run, fn = self.pooled_run(fn, bulk=self._bulk)  # bounded per user (red27 R5, red37 R3)
         if late:
             return cast(R, await run(self._on_thread, fn, self.current_user if late else None, *args, **kwargs))
         return cast(R, await run(fn, *args, **kwargs))

@@ -16,13 +16,16 @@ from typing import Any
 import pytest
 
 from jupyter_sched.errors import BusyError
-from jupyter_sched.extension.app import BULK_WAITING_PER_USER, SchedApp
+from jupyter_sched.extension.app import SchedApp
+from jupyter_sched.extension.per_user_lines import BULK_WAITING_PER_USER, PerUserLines
 
 
 def _app(threads: int) -> Any:
-    app = SimpleNamespace(bulk_pool=ThreadPoolExecutor(max_workers=threads), _bulk_of={}, _stopping=lambda: False)
+    pool = ThreadPoolExecutor(max_workers=threads)
+    app = SimpleNamespace(bulk_pool=pool, _stopping=lambda: False, _threads_gone=lambda: False,
+                          _bulk_lines=PerUserLines(pool, most=BULK_WAITING_PER_USER, what="page and report reads",
+                                                   retry_s=2))  # the lines it shares with quick_off_loop (red37 R3)
     app.bulk_off_loop = SchedApp.bulk_off_loop.__get__(app)
-    app._per_user = SchedApp._per_user.__get__(app)  # the per-user gate it shares with quick_off_loop (red37 R3)
     return app
 
 
@@ -47,7 +50,7 @@ def test_red27_r5_one_users_slow_reads_take_half_the_bulk_threads_and_anothers_r
         assert await asyncio.wait_for(app.bulk_off_loop(lambda: "metrics", user=None), 30) == "metrics"
         release.set()
         assert [await asyncio.wait_for(m, 30) for m in mals] == [f"mal-{i}" for i in range(6)]
-        assert app._bulk_of == {}  # nothing kept per user after their reads
+        assert app._bulk_lines.of == {}  # nothing kept per user after their reads
 
     try:
         asyncio.run(scenario())

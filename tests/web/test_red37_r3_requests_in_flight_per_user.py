@@ -20,8 +20,9 @@ import pytest
 from tornado.httpclient import AsyncHTTPClient
 
 from jupyter_sched.extension import web
-from jupyter_sched.extension.app import QUICK_WAITING_PER_USER, SchedApp
+from jupyter_sched.extension.app import SchedApp
 from jupyter_sched.extension.hangup import StopsOnHangUp
+from jupyter_sched.extension.per_user_lines import QUICK_WAITING_PER_USER
 from jupyter_sched.hub.central import HubSchedApp
 from jupyter_sched.services.models import GetJobLogsResponse
 
@@ -68,7 +69,7 @@ async def test_red37_r3_one_users_twenty_requests_hold_at_most_half_the_threads_
 
         async def all_in_line() -> bool:  # every one of ivan's requests has reached his gate (or a thread)
             return held["started"] > bound or (
-                held["started"] == bound and sched_app._quick_of.get("ivan", [None, 0])[1] >= 20)
+                held["started"] == bound and sched_app._quick_lines.of.get("ivan", [None, 0])[1] >= 20)
 
         await wait_for(all_in_line, timeout_s=60)
         status, me = await api("GET", "me", token=EVE_TOKEN)  # answered by a free thread while ivan's are held
@@ -81,7 +82,7 @@ async def test_red37_r3_one_users_twenty_requests_hold_at_most_half_the_threads_
     finally:
         client.close()
     assert [answer.code for answer in answers] == [200] * 20, [answer.body[:200] for answer in answers]
-    assert held["most"] == bound and sched_app._quick_of == {}, (held, sched_app._quick_of)
+    assert held["most"] == bound and sched_app._quick_lines.of == {}, (held, sched_app._quick_lines.of)
 
 
 async def test_red37_r3_past_the_waiting_line_one_users_next_request_is_429_with_retry_after(
@@ -93,7 +94,7 @@ async def test_red37_r3_past_the_waiting_line_one_users_next_request_is_429_with
                 for _ in range(QUICK_WAITING_PER_USER)]
 
         async def full() -> bool:
-            return sched_app._quick_of.get("ivan", [None, 0])[1] >= QUICK_WAITING_PER_USER
+            return sched_app._quick_lines.of.get("ivan", [None, 0])[1] >= QUICK_WAITING_PER_USER
 
         await wait_for(full, timeout_s=30)
         response = await jp_fetch("api", "sched", "me", headers={"Authorization": f"token {IVAN_TOKEN}"},
@@ -133,7 +134,7 @@ async def test_red37_r3_a_service_calls_own_user_keyword_reaches_it_through_the_
     takes its own user positionally, so that keyword still reaches the service call (and is not the gate's)."""
     monkeypatch.setattr(sched_app, "per_user_in_flight", True)
     seen = await sched_app.quick_off_loop("ivan", lambda **kwargs: kwargs, user="judy", state="running")
-    assert seen == {"user": "judy", "state": "running"} and sched_app._quick_of == {}
+    assert seen == {"user": "judy", "state": "running"} and sched_app._quick_lines.of == {}
 
 
 async def test_red37_r3_a_read_whose_client_hung_up_in_its_users_line_is_never_made(
@@ -175,7 +176,7 @@ async def test_red37_r3_a_read_whose_client_hung_up_in_its_users_line_is_never_m
         await writer.drain()
 
         async def in_line() -> bool:
-            return sched_app._quick_of.get("ivan", [None, 0])[1] > bound
+            return sched_app._quick_lines.of.get("ivan", [None, 0])[1] > bound
 
         await wait_for(in_line, timeout_s=60)
         writer.close()
@@ -188,7 +189,7 @@ async def test_red37_r3_a_read_whose_client_hung_up_in_its_users_line_is_never_m
         assert [answer.code for answer in await asyncio.wait_for(asyncio.gather(*held), 60)] == [200] * bound
 
         async def line_empty() -> bool:
-            return not sched_app._quick_of
+            return not sched_app._quick_lines.of
 
         await wait_for(line_empty, timeout_s=60)
         assert started[0] == bound, started  # the hung-up request's read was never made
