@@ -328,8 +328,11 @@ async def test_no_attack_form_is_forwarded_and_the_token_goes_nowhere_else(
     finally:
         listener.close()
     assert listener.received == []
-    # each refusal is one warning line; a lured click must not write an "Uncaught exception" traceback
-    assert [r.getMessage()[:80] for r in caplog.records if r.levelno >= logging.ERROR] == []
+    # each refusal is one warning line; a lured click must not write an "Uncaught exception" traceback. asyncio's
+    # "Task was destroyed but it is pending!" is the garbage collector's, of a task an earlier test's server left when
+    # its loop closed: it lands in whichever test the collector runs in (run B of session 37), not this test's
+    assert [r.getMessage()[:80] for r in caplog.records if r.levelno >= logging.ERROR
+            and not (r.name == "asyncio" and r.getMessage().startswith("Task was destroyed but it is pending"))] == []
     assert sum("refused to forward" in r.getMessage() for r in caplog.records) >= len(ATTACKS) - 2
 
 
