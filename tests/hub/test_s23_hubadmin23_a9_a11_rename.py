@@ -183,24 +183,31 @@ def test_s23_hubadmin23_a9_a_member_of_several_teams_is_told_to_choose_one(tmp_p
         cancel_all_and_close(svc)
 
 
-def test_s23_hubadmin23_a9_a_definition_on_the_renamed_team_says_its_way_out_at_its_firing(tmp_path: Path) -> None:
-    """Failed before: the rejected run said only "ha23h may not charge team 'vision'" — not the owner's
-    team now, nor that the definition's team is what to change (``definitions edit … --team cv``)."""
+def _fired_after_the_rename(tmp_path: Path, name: str) -> tuple[SchedulerService, str, dict[str, Any]]:
+    """ha23h's minutely definition ``name`` charging vision, vision renamed cv, its first firing since: the service,
+    the definition's id and its one (rejected) run. The caller closes the service."""
     svc, hub = _renamed_service(tmp_path, gpus=3)
     # the owner resolved as the hub identity does: their groups from the hub's user model
     svc.services.definitions.owner_caller = lambda user: svc.services.caller(
         user, admin=False, groups=list(hub.roles[user]["groups"]))
+    script = tmp_path / f"{name}.py"
+    script.write_text("print('x')\n")
+    definition = svc.services.definitions.create(
+        svc.services.caller("ha23h", admin=False, groups=["vision"]),
+        parse(CreateDefinitionRequest, {"name": name, "script": str(script), "schedule": "* * * * *",
+                                        "timezone": "UTC", "gpus": 1, "team": "vision"})).id
+    _rename(svc, hub)
+    _clock_advance(svc, 120)
+    svc.services.definitions.fire_due()
+    (run,) = svc.list_jobs(user="ha23h", state=None)
+    return svc, definition, run
+
+
+def test_s23_hubadmin23_a9_a_definition_on_the_renamed_team_says_its_way_out_at_its_firing(tmp_path: Path) -> None:
+    """Failed before: the rejected run said only "ha23h may not charge team 'vision'" — not the owner's
+    team now, nor that the definition's team is what to change (``definitions edit … --team cv``)."""
+    svc, nightly, run = _fired_after_the_rename(tmp_path, "nightly")
     try:
-        script = tmp_path / "nightly.py"
-        script.write_text("print('x')\n")
-        nightly = svc.services.definitions.create(
-            svc.services.caller("ha23h", admin=False, groups=["vision"]),
-            parse(CreateDefinitionRequest, {"name": "nightly", "script": str(script), "schedule": "* * * * *",
-                                            "timezone": "UTC", "gpus": 1, "team": "vision"})).id
-        _rename(svc, hub)
-        _clock_advance(svc, 120)
-        svc.services.definitions.fire_due()
-        (run,) = svc.list_jobs(user="ha23h", state=None)
         assert run["state"] == "rejected", run
         said = run["message"]
         assert "vision" in said and "ha23h's team is now cv" in said, said
@@ -213,20 +220,8 @@ def test_newuser37_nit8_a_definition_refused_for_its_team_is_paused_at_that_firi
     """Failed before: every firing of a minutely definition whose owner left its team made one more rejected run
     (six cards in My work before its owner paused it) and `definitions show` never said its runs were refused. Now
     that firing pauses it, audited with the way out; the next minutes make no run."""
-    svc, hub = _renamed_service(tmp_path, gpus=3)
-    svc.services.definitions.owner_caller = lambda user: svc.services.caller(
-        user, admin=False, groups=list(hub.roles[user]["groups"]))
+    svc, minutely, run = _fired_after_the_rename(tmp_path, "minutely")
     try:
-        script = tmp_path / "minutely.py"
-        script.write_text("print('x')\n")
-        minutely = svc.services.definitions.create(
-            svc.services.caller("ha23h", admin=False, groups=["vision"]),
-            parse(CreateDefinitionRequest, {"name": "minutely", "script": str(script), "schedule": "* * * * *",
-                                            "timezone": "UTC", "gpus": 1, "team": "vision"})).id
-        _rename(svc, hub)
-        _clock_advance(svc, 120)
-        svc.services.definitions.fire_due()
-        (run,) = svc.list_jobs(user="ha23h", state=None)
         assert run["state"] == "rejected", run
         owner = svc.services.caller("ha23h", admin=False, groups=["cv"])
         assert svc.services.definitions.get(owner, minutely, GetDefinitionRequest()).paused
