@@ -13,7 +13,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 from tornado import web
@@ -21,6 +21,7 @@ from tornado import web
 from jupyter_sched.cli.main import main
 from jupyter_sched.client._wire import error_from_response
 from jupyter_sched.extension.http_errors import RETRY_AFTER_S, http_error_body
+from tests.hub_service_double import ServiceDoubleHandler
 
 PROXY_503 = (b"<!DOCTYPE HTML><html><head><title>Service Unavailable</title></head><body><h1>503 Service "
              b"Unavailable</h1><p>Your server appears to be down. Try restarting it from the hub</p></body></html>")
@@ -29,8 +30,7 @@ UNREACHABLE = json.dumps({"error": {
     "message": "the scheduler service does not answer: reconnecting to the central service (attempt 1, next in 1 s)",
     "hint": "requests work again once it answers; if it keeps failing, tell your hub admin"}}).encode()
 
-
-class _Proxy(BaseHTTPRequestHandler):
+class _Proxy(ServiceDoubleHandler):
     """JupyterHub's proxy as a user meets it with the scheduler down: the service path answers the
     proxy's HTML 503, a user's server path its own JSON 502."""
 
@@ -39,14 +39,7 @@ class _Proxy(BaseHTTPRequestHandler):
             status, body, kind = 502, UNREACHABLE, "application/json"
         else:
             status, body, kind = 503, PROXY_503, "text/html"
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:  # quiet test output
-        return
+        self._send(status, body, kind)
 
 
 @contextmanager

@@ -12,13 +12,12 @@ import io
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_NO_SERVER, EXIT_OK, main
 from jupyter_sched.client import ride_out
-from tests.hub_service_double import serve_service_double, step_the_ride_out_clock
+from tests.hub_service_double import ServiceDoubleHandler, serve_service_double, step_the_ride_out_clock
 
 PROXY_503 = (b"<!DOCTYPE HTML><html><head><title>Service Unavailable</title></head><body><h1>503 Service "
              b"Unavailable</h1><p>Your server appears to be down. Try restarting it from the hub</p></body></html>")
@@ -26,7 +25,7 @@ JOB = {"id": "j-a18", "name": "w-wait", "state": "running", "user": "ha23n", "gp
        "started_at": "2026-12-05T09:03:00+00:00", "time_limit_s": 300}
 
 
-class _Hub(BaseHTTPRequestHandler):
+class _Hub(ServiceDoubleHandler):
     """The proxy: 503 for the first ``down`` job polls (the service restarting), then the job. The hub's own
     API (up while the service restarts) says the user's token is scoped to the scheduler already, so the client
     sends it as it is (verify25 V7: it asks the hub first, :mod:`jupyter_sched.client.hub_token`)."""
@@ -45,14 +44,7 @@ class _Hub(BaseHTTPRequestHandler):
             state = type(self).state
             status, kind = 200, "application/json"
             body = json.dumps(dict(JOB, state=state, exit_code=0 if state == "succeeded" else None)).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:  # quiet test output
-        return
+        self._send(status, body, kind)
 
 
 @contextmanager
