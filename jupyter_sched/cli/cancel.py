@@ -185,7 +185,7 @@ def _cancel_many(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
 def _summary(answers: list[dict[str, Any]]) -> str:
     """The one line of a bulk cancel (the renderer's, shared with ``%schedule cancel --mine``)."""
-    return bulk_cancel_answers(answers)
+    return bulk_cancel_answers(answers, datetime.now(timezone.utc))
 
 
 SHOWN = 10

@@ -1536,7 +1536,7 @@ class SchedMagics(Magics):
         nothing = f"Nothing to cancel: {nothing}." if everyone else f"Nothing to cancel: you have {nothing}."
         if cmd.yes:  # one POST jobs/cancel: the server selects the jobs (kernels' leases left alone), as `cancel --yes`
             answer = self.client.cancel_jobs(mine=not everyone, all_users=everyone, states=states.split(","))
-            self._print(_capital(bulk_cancel_answers([answer])) + "." if answer.get("jobs") else nothing)
+            self._print(_capital(bulk_cancel_answers([answer], _now())) + "." if answer.get("jobs") else nothing)
             return
         # one page (the server's largest); a kernel's lease is left out, one bound to no kernel is not (N4)
         jobs = [j for j in self.client.jobs(state=states, all_users=everyone, limit=_BULK_PAGE) if in_bulk_cancel(j)]

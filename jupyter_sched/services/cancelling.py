@@ -30,6 +30,7 @@ from ..wording.jobs import stopping_text
 from .context import Context, not_visible
 from .models import CancelJobRequest, CancelJobsRequest, CancelJobsResponse
 from .models.cancel import CANCEL_OUTCOMES
+from .reclaim_cost import release_costs
 
 __all__ = ["CANCELLABLE", "CHUNK", "PER_JOB_EVENTS", "cancel_jobs", "ended_record", "in_bulk_cancel"]
 
@@ -226,11 +227,15 @@ def cancel_jobs(ctx: Context, caller: Caller, request: CancelJobsRequest) -> Can
         ctx.kick("cancel")  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         _publish(ctx, changed, actor)
     counts = Counter(kind for kind, _, _ in outcome.values())
+    # what ending each costs its team's reclaims, as DELETE jobs/{id} says it (s38: cancel --mine said nothing)
+    costs = release_costs(ctx.store, [r.job for r in changed], ctx.clock.now(),
+                          float(getattr(ctx.engine.profile, "reclaim_cooldown_s", 0.0) or 0.0)) if changed else {}
     return CancelJobsResponse.model_validate({
         "cancelled": counts["removed"] + counts["released"] + counts["stopping"] - already,
         "counts": {name: counts[name] for name in CANCEL_OUTCOMES},
         "jobs": [{"id": job_id, "outcome": outcome[job_id][0], "was": outcome[job_id][1], "state": outcome[job_id][2],
-                  "message": said.get(job_id)} for job_id in ids],
+                  "message": said.get(job_id), **({"reclaim_cooldown": costs[job_id]} if job_id in costs else {})}
+                 for job_id in ids],
         "grace_s": float(ctx.engine.stop_grace_s)})
 
 

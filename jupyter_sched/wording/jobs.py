@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,7 +23,7 @@ from .reported import progress_text
 from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
-           "bulk_cancel_summary",
+           "bulk_cancel_summary", "reclaim_cost_text",
            "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
            "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
@@ -771,16 +771,24 @@ def cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *
     reclaims of other teams' borrowed GPUs wait until 04:52 UTC (a reclaim cool-down: …)``. ``now``: the reader's
     time for its clock time (None: the date is said too)."""
     said = _cancel_outcome(before, after, grace_s=grace_s)
-    cost = after.get("reclaim_cooldown")
+    cost = reclaim_cost_text(after.get("reclaim_cooldown"), now)
+    return f"{said}; {cost}" if cost else said
+
+
+def reclaim_cost_text(cost: Any, now: datetime | None) -> str:
+    """An answer's ``reclaim_cooldown`` (``DELETE jobs/{id}``'s, or one job's of ``POST jobs/cancel``) in the
+    words of :func:`~.preemption.release_cooldown_text`, at the reader's clock ``now`` (None: with the date);
+    its ``text`` where the numbers are missing; "" for none. The one reading of the single and the bulk
+    cancel (s38: ``cancel --mine`` said nothing of the cool-down ``cancel JOB`` says)."""
     if not isinstance(cost, Mapping):
-        return said
+        return ""
     until = wire_time(cost.get("until"))
     held = cost.get("held_s")
     if until is not None and isinstance(cost.get("team"), str):
-        return f"{said}; " + release_cooldown_text(
-            cost["team"], until, float(held) if isinstance(held, (int, float)) else None, now)
+        return release_cooldown_text(cost["team"], until, float(held) if isinstance(held, (int, float)) else None,
+                                     now)
     text = cost.get("text")
-    return f"{said}; {printable_line(text)}" if isinstance(text, str) and text else said
+    return printable_line(text) if isinstance(text, str) and text else ""
 
 
 def _cancel_outcome(before: Mapping[str, Any] | None, after: Mapping[str, Any], *, grace_s: float | None = None) -> str:
@@ -1087,10 +1095,12 @@ def bulk_cancel_summary(done: Mapping[str, int], grace_s: float | None) -> str:
     return f"cancelled {counted}: " + "; ".join(parts)
 
 
-def bulk_cancel_answers(answers: Sequence[Mapping[str, Any]]) -> str:
+def bulk_cancel_answers(answers: Sequence[Mapping[str, Any]], now: datetime | None = None) -> str:
     """:func:`bulk_cancel_summary` of one or more ``POST jobs/cancel`` answers, from the server's
     counts (``ended`` also counts ``not_found``: it ended, or vanished, between a listing and the
-    cancel; ``released``: a lease, said apart). The CLI's and the magics' one reading."""
+    cancel; ``released``: a lease, said apart), then what ending them costs their teams' reclaims, one
+    clause per team, as a single cancel says it (:func:`reclaim_cost_text`; ``now``: the reader's clock,
+    None: with the date). The CLI's and the magics' one reading."""
     done: dict[str, int] = {"removed": 0, "released": 0, "stopping": 0, "ended": 0, "skipped": 0, "refused": 0}
     for answer in answers:
         counts = answer.get("counts") or {}
@@ -1101,7 +1111,24 @@ def bulk_cancel_answers(answers: Sequence[Mapping[str, Any]]) -> str:
         done["skipped"] += int(counts.get("skipped", 0))
         done["refused"] += int(counts.get("refused", 0))
     grace = answers[0].get("grace_s") if answers else None
-    return bulk_cancel_summary(done, float(grace) if isinstance(grace, (int, float)) else None)
+    said = bulk_cancel_summary(done, float(grace) if isinstance(grace, (int, float)) else None)
+    costs = _team_costs(job for answer in answers for job in (answer.get("jobs") or ()) if isinstance(job, Mapping))
+    return "; ".join([said, *(reclaim_cost_text(cost, now) for cost in costs)])
+
+
+def _team_costs(jobs: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Of the jobs' ``reclaim_cooldown`` (a bulk cancel's answers), the one that holds each team's reclaims
+    longest (its ``until``, the team's wait), in the order the teams first come: one line per team."""
+    latest: dict[str, tuple[datetime, Mapping[str, Any]]] = {}
+    for job in jobs:
+        cost = job.get("reclaim_cooldown")
+        until = wire_time(cost.get("until")) if isinstance(cost, Mapping) else None
+        if until is None or not isinstance(cost, Mapping):
+            continue
+        team = str(cost.get("team"))
+        if team not in latest or until > latest[team][0]:
+            latest[team] = (until, cost)
+    return [cost for _, cost in latest.values()]
 
 
 LEASE_END_CAUSES = {

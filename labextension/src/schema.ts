@@ -882,6 +882,8 @@ export interface components {
             state: "pending" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "preempted" | "lost" | "rejected" | null;
             /** @description refused and not_found: why, in the words of DELETE jobs/{id}'s refusal (its 403 for refused, e.g. 'j-… is another user's job: you may cancel only your own'; its 404 for not_found); null otherwise */
             message?: string | null;
+            /** @description as DELETE jobs/{id}'s answer says it: this work, ended by this request, took GPUs back from other teams by reclaim and ended before the reclaim cool-down, so its team's reclaims of other teams' borrowed GPUs wait until 'until' (c.SchedApp.reclaim_cooldown_s); absent otherwise (s38) */
+            reclaim_cooldown?: components["schemas"]["ReclaimCooldown"] | null;
         };
         /** @description A settled job whose end is suspect, and the range a corrected end may take. */
         ClaimedEnd: {

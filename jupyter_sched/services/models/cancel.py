@@ -13,8 +13,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from ...textsafe import CONTROL_CHARACTER
-from .base import RequestModel, ResponseModel
-from .jobs import JobStateName
+from .base import RequestModel, ResponseModel, dump_set
+from .jobs import JobStateName, ReclaimCooldown
 
 __all__ = ["CANCEL_OUTCOMES", "MAX_CANCEL_IDS", "CancelJobsRequest", "CancelJobsResponse", "CancelOutcome",
            "CancelledJob", "LiveStateName"]
@@ -71,6 +71,10 @@ class CancelledJob(ResponseModel):
     message: str | None = Field(default=None, description=(
         "refused and not_found: why, in the words of DELETE jobs/{id}'s refusal (its 403 for refused, e.g. 'j-… is "
         "another user's job: you may cancel only your own'; its 404 for not_found); null otherwise"))
+    reclaim_cooldown: ReclaimCooldown | None = Field(default=None, description=(
+        "as DELETE jobs/{id}'s answer says it: this work, ended by this request, took GPUs back from other teams by "
+        "reclaim and ended before the reclaim cool-down, so its team's reclaims of other teams' borrowed GPUs wait "
+        "until 'until' (c.SchedApp.reclaim_cooldown_s); absent otherwise (s38)"))
 
 
 class CancelJobsResponse(ResponseModel):
@@ -80,3 +84,6 @@ class CancelJobsResponse(ResponseModel):
     counts: dict[CancelOutcome, int] = Field(description="jobs by outcome (every outcome, 0 included)")
     jobs: list[CancelledJob]
     grace_s: float = Field(description="seconds a stopping job gets between SIGTERM and SIGKILL")
+
+    to_wire = dump_set
+    """Every field it was built with: a job's ``reclaim_cooldown`` only where it has one."""
