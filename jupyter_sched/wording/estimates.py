@@ -29,7 +29,11 @@ from typing import Any
 
 from ..model.units import format_duration
 
-__all__ = ["OTHER_RUNS", "POPULATION_GPU_RUNS", "POPULATION_RUNS", "SAME_RUNS", "WITHHELD_RUNS", "done_text", "learnt_condition",
+FAIR_LISTED = 3  # a line names three: more would crowd it
+"""At most this many of the later teammates' jobs that go first by the fair order are named on a job's line
+(``details.eta_fair_ahead.jobs``: :func:`jupyter_sched.scheduling.eta._fair_ahead`); the rest are counted."""
+
+__all__ = ["FAIR_LISTED", "OTHER_RUNS", "POPULATION_GPU_RUNS", "POPULATION_RUNS", "SAME_RUNS", "WITHHELD_RUNS", "done_text", "learnt_condition",
            "min_runtime_clause",
            "progress_clause", "progress_lapse_clause", "progress_limit_clause",
            "ran_past_note", "share_text"]

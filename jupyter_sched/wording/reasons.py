@@ -32,6 +32,7 @@ from ..model.periods import said_to_reader, this_period_text
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from .cordons import cordon_wait_sentence
 from .estimates import (
+    FAIR_LISTED,
     OTHER_RUNS,
     POPULATION_GPU_RUNS,
     POPULATION_RUNS,
@@ -139,8 +140,6 @@ def elected_behind_clause(ahead: str) -> str:
             "one, and an elected job is passed by at most one elected job of each other user")
 
 
-_FAIR_LISTED = 3
-"""At most this many of the later teammates' jobs are named in :func:`fair_ahead_clause`; the rest are counted."""
 
 
 def fair_ahead_clause(reason: Mapping[str, Any], now: datetime | None = None) -> str:
@@ -158,12 +157,14 @@ def fair_ahead_clause(reason: Mapping[str, Any], now: datetime | None = None) ->
     names = fair.get("names") if isinstance(fair.get("names"), Mapping) else {}
     owners = fair.get("owners") if isinstance(fair.get("owners"), Mapping) else {}
     assert isinstance(names, Mapping) and isinstance(owners, Mapping)
-    shown = [str(j) for j in jobs[:_FAIR_LISTED]]
+    shown = [str(j) for j in jobs[:FAIR_LISTED]]
     by_owner: dict[str, list[str]] = {}
     for j in shown:  # grouped by owner, in queue order of each owner's first job
         by_owner.setdefault(str(owners.get(j) or ""), []).append(str(names.get(j) or j))
     listed = "; ".join(f"{', '.join(these)}{f' ({owner})' if owner else ''}" for owner, these in by_owner.items())
-    more = len(jobs) - len(shown)
+    # "more": how many others (the reason lists FAIR_LISTED since session 38; one stored before lists them all)
+    counted = fair.get("more")
+    more = len(jobs) - len(shown) + (counted if isinstance(counted, int) else 0)
     if more > 0:
         listed += f" and {more} more"
     team = str(fair.get("team") or "")
