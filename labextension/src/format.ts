@@ -1048,6 +1048,16 @@ export function releasedText(before: Job, after: Job, trans: TranslationBundle =
     : trans.__('Releasing %1 (%2): the pool gets its %3 back once its processes let go; the kernel keeps running.', shown, before.id, gpus);
 }
 
+/**
+ * What ending this work costs its team's reclaims, from a cancel's or release's answer (`reclaim_cooldown.text`, the
+ * server's words — what `jupyter-sched cancel` and `%gpu release` print), as a sentence; '' when it costs nothing
+ * (s38: the README's "the release says until when" was true of the CLI and the magics only).
+ */
+export function cooldownNews(answer: Pick<Job, 'reclaim_cooldown'>): string {
+  const text = answer.reclaim_cooldown?.text?.trim() ?? '';
+  return text ? `${text.charAt(0).toUpperCase()}${text.slice(1).replace(/\.$/, '')}.` : '';
+}
+
 /** Quota line label: `team-ml / alice · A100-80GB` (`*` → `any model`). */
 export function quotaLabel(q: Pick<QuotaLine, 'team' | 'user' | 'gpu_model'>, trans: TranslationBundle = NULL_TRANS): string {
   const who = q.user ? `${q.team} / ${q.user}` : q.team;

@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedApiError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { cancelQuestion, cancelTitle, changedText, clockUTC, formatDuration, releasedText, shownText, workName } from './format';
+import { cancelQuestion, cancelTitle, changedText, clockUTC, cooldownNews, formatDuration, releasedText, shownText, workName } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -310,6 +310,10 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           if (lease) {
             // said it was done, as Keep alive is (newuser33 n4)
             Notification.success(shownText(releasedText(job, answer, trans)), { autoClose: 6000 });
+          }
+          const cost = cooldownNews(answer); // it took GPUs back by reclaim lately: until when its team's reclaims wait (s38)
+          if (cost) {
+            Notification.warning(shownText(cost), { autoClose: 12000 });
           }
         } catch (err) {
           const failed = lease ? trans.__('Could not release %1: %2', workName(job), describeError(err)) : trans.__('Could not cancel %1: %2', job.name, describeError(err));

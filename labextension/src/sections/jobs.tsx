@@ -60,6 +60,12 @@ export function JobRow({ job, model, trans, children }: IRowProps): React.ReactE
       <div className="jp-sched-job-meta">
         {shownText(`${job.user} · ${formatGpus(r, trans)}`) /* the owner and the GPU models asked for (s30) */}
         {job.kind === 'lease' ? ` · ${trans.__('lease')}` : ''}
+        {job.no_preempt ? (
+          // set with --no-preempt or the Submit form's "Free GPUs only" (s38): said where it is set, nowhere else
+          <span className="jp-sched-nopreempt" title={trans.__('It waits for free GPUs: no running job is preempted or reclaimed for it.')}>
+            {` · ${trans.__('free GPUs only')}`}
+          </span>
+        ) : null}
         {job.simulated && r.gpus ? ` · ${trans.__('simulated GPUs')}` : ''}
       </div>
       {children}

@@ -42,9 +42,14 @@ export interface ISubmitValues {
   cpu?: string;
   /** Host memory per worker ("16GiB", "4096MiB"); "" = not asked (shown as `cpu`). */
   memory?: string;
+  /**
+   * Free GPUs only (`no_preempt`, the CLI's and the magics' `--no-preempt`): the job waits rather than preempt or
+   * reclaim anyone's running work (s38: the panel could neither set it nor say it was set).
+   */
+  noPreempt?: boolean;
 }
 
-export const EMPTY_VALUES: ISubmitValues = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '', team: '', cpu: '', memory: '' };
+export const EMPTY_VALUES: ISubmitValues = { path: '', args: '', gpus: '1', model: '', priority: 'normal', timeLimit: '', name: '', team: '', cpu: '', memory: '', noPreempt: false };
 
 /**
  * The POST body from the form's values. A path from the file browser is relative to the
@@ -118,6 +123,9 @@ export function submitBodyFrom(values: ISubmitValues, serverRoot = '', trans?: T
   if (memory) {
     body.memory = memory;
   }
+  if (values.noPreempt) {
+    body.no_preempt = true; // it waits for free GPUs: nobody's running job is stopped for it (--no-preempt)
+  }
   return body;
 }
 
@@ -186,7 +194,7 @@ export interface IJobEdit {
 const PYTHON_WORD = /^python(3(\.\d+)?)?$/;
 
 /** The request fields the form's own fields say (the rest of a job's request is carried). */
-const FORM_FIELDS: readonly (keyof SubmitRequest)[] = ['name', 'priority', 'team', 'gpus', 'cpu_millis', 'memory_mib', 'time_limit_s', 'script', 'notebook', 'command', 'args', 'parameters'];
+const FORM_FIELDS: readonly (keyof SubmitRequest)[] = ['name', 'priority', 'team', 'gpus', 'cpu_millis', 'memory_mib', 'time_limit_s', 'script', 'notebook', 'command', 'args', 'parameters', 'no_preempt'];
 
 /**
  * `job` as the Submit form shows it (s34-panel, newuser33 n9: a job its time limit stopped had to be typed again
@@ -224,7 +232,8 @@ export function jobEdit(job: Job, serverRoot = '', defaultTeam = '', focus: Edit
     name: full.name ?? '',
     team: full.team && full.team !== defaultTeam ? full.team : '',
     cpu: full.cpu_millis ? String(r.cpu_millis / 1000) : '',
-    memory: full.memory_mib ? memoryWords(r.memory_mib) : ''
+    memory: full.memory_mib ? memoryWords(r.memory_mib) : '',
+    noPreempt: full.no_preempt === true // its checkbox, shown ticked (it was carried unsaid)
   };
   const carried: Partial<SubmitRequest> = {};
   for (const [key, value] of Object.entries(full) as [keyof SubmitRequest, unknown][]) {
@@ -679,6 +688,13 @@ interface IFormProps {
   submitted: (job: Job) => void;
 }
 
+/**
+ * What the Submit form's "Free GPUs only" box does (`no_preempt`; README, docs/admin.md *No-preempt requests*): the
+ * CLI's and the magics' `--no-preempt` in the panel's words.
+ */
+export const NO_PREEMPT_HELP =
+  "Wait for free GPUs rather than stop anyone's running job (no preemption, no reclaim of another team's borrowed GPUs) — --no-preempt.";
+
 /** A request to fill the form: a path ("Run on GPUs"), or a finished job's request (its Resubmit's "Edit in Submit form"). */
 interface IPrefill {
   path: string;
@@ -1015,6 +1031,26 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         </div>
       ) : null}
       {field(id('name'), trans.__('Name'), <input id={id('name')} type="text" className="jp-mod-styled jp-sched-submit-name" placeholder={trans.__('default: file name')} value={values.name} onChange={set('name')} />)}
+      <div className="jp-sched-field jp-sched-submit-nopreempt-field">
+        <label className="jp-sched-field-label" htmlFor={id('nopreempt')}>
+          <input
+            id={id('nopreempt')}
+            type="checkbox"
+            className="jp-sched-submit-nopreempt"
+            checked={values.noPreempt === true}
+            onChange={event => {
+              const v = { ...values, noPreempt: event.target.checked };
+              setValues(v);
+              schedule(v);
+            }}
+            aria-describedby={id('nopreempt-help')}
+          />{' '}
+          {trans.__('Free GPUs only')}
+        </label>
+        <span className="jp-sched-muted" id={id('nopreempt-help')}>
+          {trans.__(NO_PREEMPT_HELP)}
+        </span>
+      </div>
       <div className="jp-sched-actions">
         <button type="button" className="jp-sched-button jp-sched-dryrun-button" onClick={() => void dryRun(values)}>
           {trans.__('Check fit')}
