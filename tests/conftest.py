@@ -39,13 +39,14 @@ if str(ROOT) not in sys.path:  # make ``tests.pg`` importable however pytest was
     sys.path.insert(0, str(ROOT))
 
 from jupyter_sched.extension.host_schedulers import ENV_REGISTRY  # noqa: E402
-from tests import leftovers  # noqa: E402
+from tests import engine_threads, leftovers  # noqa: E402
 from tests.pg import PostgresServer, skip_reason  # noqa: E402
 from tests.run_times import FileSeconds  # noqa: E402
 
 _db_counter = itertools.count(1)
 _LEFT = pytest.StashKey[list[str]]()
 _TMP = pytest.StashKey[Path]()
+_ENGINES = pytest.StashKey[frozenset[Any]]()
 _file_seconds: FileSeconds | None = None
 """This run's per-file seconds: on the xdist controller or in a serial run only (its reports cover every file)."""
 
@@ -62,6 +63,27 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    """Note the engine threads running before the test's set-up (:mod:`tests.engine_threads`)."""
+    item.stash[_ENGINES] = engine_threads.note_before()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
+    """The engine threads a module/session fixture starts are its own while it lives (:mod:`tests.engine_threads`)."""
+    before = engine_threads.engine_threads()
+    try:
+        return (yield)
+    finally:
+        engine_threads.fixture_set_up(id(fixturedef), fixturedef.argname, fixturedef.scope, before)
+
+
+def pytest_fixture_post_finalizer(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> None:
+    engine_threads.fixture_finalized(id(fixturedef))
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     """Note the test's own ``tmp_path`` (when it has one) for the check after its teardown."""
     tmp = getattr(item, "funcargs", {}).get("tmp_path")
@@ -72,13 +94,18 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
-    """After the test's fixtures are torn down: end the job wrappers still running in its ``tmp_path``."""
+    """After the test's fixtures are torn down: end the job wrappers still running in its ``tmp_path``; fail the test
+    that left an engine ticking (:mod:`tests.engine_threads`)."""
     result = yield
+    engines = item.stash.get(_ENGINES, None)
+    engines_left = engine_threads.left_by(engines) if engines is not None else None
     tmp = item.stash.get(_TMP, None)
     left = leftovers.wrappers_under(tmp) if tmp is not None else []
     if left:
         ended = leftovers.kill_wrappers(left)
         item.config.stash.setdefault(_LEFT, []).append(f"{item.nodeid}: {', '.join(d.name for d in ended)}")
+    if engines_left:
+        pytest.fail(engines_left, pytrace=False)
     return result
 
 

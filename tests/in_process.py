@@ -19,7 +19,8 @@ def tick_until(svc: Any, what: str, done: Callable[[], bool], *, timeout_s: floa
 
 def cancel_all_and_close(svc: Any, *, timeout_s: float = 30.0) -> None:
     """Cancel every live job of ``svc`` (a SchedulerService) as an admin, tick until none holds GPUs
-    (at most ``timeout_s`` seconds), and close its store: the end of a test that ran a service in-process."""
+    (at most ``timeout_s`` seconds), wait for a job definitions' firing pass its ticks started, and close its store:
+    the end of a test that ran a service in-process."""
     for job in svc.list_jobs(user=None, state="pending,admitted,running"):
         try:
             svc.cancel(str(job["id"]), user="admin", is_admin=True)
@@ -29,4 +30,5 @@ def cancel_all_and_close(svc: Any, *, timeout_s: float = 30.0) -> None:
     while svc.list_jobs(user=None, state="admitted,running") and time.monotonic() < deadline:
         svc.tick()
         time.sleep(0.03)
+    svc.definitions.stop_firing()  # a firing pass its last tick started ends here, not in the next test (s38-edges)
     svc.store.close()

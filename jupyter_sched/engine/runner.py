@@ -33,6 +33,10 @@ __all__ = ["EngineRunner"]
 
 log = logging.getLogger(__name__)
 
+ENGINE_THREAD_NAME = "jupyter-sched-engine"
+"""The prefix of the name of the thread a started runner ticks its engine on (``jupyter-sched-engine_0``): the
+tests' check that no test leaves an engine ticking into the next (``tests/engine_threads.py``) looks for it."""
+
 REPEAT_EVERY = 100
 """A tick failing again for the same cause is said once per this many failures."""
 
@@ -85,7 +89,7 @@ class EngineRunner:
             return
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jupyter-sched-engine")
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=ENGINE_THREAD_NAME)
         self._stopping = False
         self.engine.cycle_gap_s = self.cycle_coalesce_s
         if self.courteous:

@@ -28,6 +28,7 @@ Only the standard library is imported: the runner and the executor both use it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -310,7 +311,8 @@ def lead_line(tail: Sequence[str]) -> int:
 
 
 def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False, owner_uid: int | None = None,
-               fixes: bool = True, lead: bool = True, folder: str | None = None, cwd: str | None = None) -> str:
+               fixes: bool = True, lead: bool = True, folder: str | None = None, cwd: str | None = None,
+               container: Sequence[str] | None = None) -> str:
     """What a failed run's message says of its log after its exit code: ``: KeyError: 'missing' (crash.py, line 2);
     last lines: Traceback … | KeyError: 'missing'`` — the error and where first when the log ends in a Python traceback
     (:func:`python_error`), an import's fix after it (:func:`missing_module_hint`); for any other log its error line
@@ -321,7 +323,7 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
     ``fixes`` still read from the last line); ``fixes``: a container's image is not installed into as a Python is; ""
     for an empty log. Each line is cut at :data:`_LINE_MAX` characters: a long one cannot push the error out.
     A file's error (``FileNotFoundError: … 'data/train.csv'``) gets :func:`file_error_hint` (``cwd``: the folder the
-    job started in). Python 3.11's ``^^^^`` / ``~~~^^`` underline rows are not quoted: out of their column they
+    job started in; ``container``: the mounts of the container it ran in, None for a run on this host). Python 3.11's ``^^^^`` / ``~~~^^`` underline rows are not quoted: out of their column they
     point at nothing, and they took the place of whole lines (newuser37 n2: "last lines:        ^^^^^^ | File …")."""
     kept = [line for line in kept if not _UNDERLINE.fullmatch(line)]
     tail = _shown(kept[-LOG_TAIL_LINES:])
@@ -332,7 +334,7 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
 
     def fix(said: str) -> str | None:
         hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
-        return hint or file_error_hint(said, cwd)
+        return hint or file_error_hint(said, cwd, container=container)
 
     if error is None and not lead:
         hint = fix(tail[-1])
@@ -348,7 +350,7 @@ def _log_words(kept: Sequence[str], python: str | None, *, shared: bool = False,
     hint = missing_module_hint(said, python, shared=shared, owner_uid=owner_uid, folder=folder) if fixes else None
     if hint is None and (named := cell_name_hint(said, path)):  # the log's path: shown, never obeyed
         hint = printable_line(named, limit=_ERROR_CHARS * 3)
-    hint = hint or file_error_hint(said, cwd)
+    hint = hint or file_error_hint(said, cwd, container=container)
     return f": {said} ({where})" + (f" — {hint}" if hint else "") + last
 
 
@@ -368,7 +370,8 @@ _FILE_FIXES = {
 }
 
 
-def file_error_hint(said: str, cwd: str | None, *, notebook: bool = False) -> str | None:
+def file_error_hint(said: str, cwd: str | None, *, notebook: bool = False,
+                    container: Sequence[str] | None = None) -> str | None:
     """What to do about a run that failed to open a file — ``said`` (its error line, or the notebook runner's reason)
     holds ``FileNotFoundError`` / ``PermissionError`` / ``IsADirectoryError`` / ``NotADirectoryError`` with the path
     it opened — and, for a relative path, where it was read from (newuser37 n2: ``pd.read_csv("data/train.csv")``
@@ -376,22 +379,55 @@ def file_error_hint(said: str, cwd: str | None, *, notebook: bool = False) -> st
     check the path, or give an absolute one``; ``there is no /data/x.csv: check the path`` for an absolute one.
     ``cwd``: the folder the job started in (None: not known, then not named); ``notebook``: a notebook's kernel read
     it (it starts in that folder too). A program that changed its folder reads from there: "started in" is what is
-    known. None when ``said`` holds no such error. Pure: nothing is looked at on disk."""
+    known. None when ``said`` holds no such error. Pure: nothing is looked at on disk.
+
+    ``container``: the run was a Kubernetes container's, with volumes mounted at these paths (the admin's: the home
+    volume…; empty: none) — its files are its image's and those volumes', not the server's (session 37 left: a pod's
+    file error named no folder at all). The fix then says what the container holds, where a relative path was read
+    with no working folder named (the image's: ``working_dir`` chooses it), and Python's ``can't open file '…'``
+    (``python train.py`` of a script the container has not) counts as the file's error it is."""
     found = _FILE_ERROR.search(said)
-    if found is None:
+    if found is not None:
+        kind, raw = found.group(1), found.group(2) if found.group(2) is not None else found.group(3)
+    elif container is not None and (cant := _CANT_OPEN.search(said)) is not None and int(cant.group(2)) in _ERRNO_KINDS:
+        kind, raw = _ERRNO_KINDS[int(cant.group(2))], cant.group(1)
+    else:
         return None
-    kind, raw = found.group(1), found.group(2) if found.group(2) is not None else found.group(3)
     if not raw:
         return None
     path = printable_line(raw, limit=_ERROR_CHARS)
     relative = not raw.startswith("/")
     fix = _FILE_FIXES[kind]
+    inside = "" if container is None else _container_files(container)
     if not relative:
-        return fix.format(path=path, absolute="")
+        return fix.format(path=path, absolute="") + inside
     where = "the folder the notebook ran in" if notebook else "the job's working folder"
+    if container is not None:  # a notebook's kernel starts in it too
+        where = "the job's working folder in its container"
+        if not cwd:
+            where += " (its image's: the job named none — give working_dir to choose it)"
     full = printable_line(os.path.normpath(os.path.join(cwd, raw)), limit=_ERROR_CHARS * 2) if cwd else path
     said_where = f"{where}, {printable_line(cwd, limit=_ERROR_CHARS)}," if cwd else where
-    return f"a relative path is read from {said_where} and " + fix.format(path=full, absolute=", or give an absolute one")
+    return (f"a relative path is read from {said_where} and " + fix.format(path=full, absolute=", or give an absolute one")
+            + inside)
+
+
+_CANT_OPEN = re.compile(r"can't open file '([^']*)': \[Errno (\d+)\]")
+"""Python's own word for a script it cannot run: ``python: can't open file '/home/jovyan/train.py': [Errno 2] No such
+file or directory`` (read for a container's run only: on this host the launcher's own file says so, install_check)."""
+_ERRNO_KINDS = {errno.ENOENT: "FileNotFoundError", errno.EACCES: "PermissionError", errno.EISDIR: "IsADirectoryError",
+                errno.ENOTDIR: "NotADirectoryError"}
+
+
+def _container_files(mounts: Sequence[str]) -> str:
+    """What a Kubernetes job's container holds, after a file's fix (:func:`file_error_hint`)."""
+    shown = [printable_line(m, limit=_ERROR_CHARS) for m in mounts[:4]]
+    if not shown:
+        return (" — the job's container holds only its image's files (no volume is mounted: a file of the server's "
+                "is not there; put it in the image, or an admin mounts a volume: c.SchedApp.kubernetes volumes and "
+                "volume_mounts)")
+    return (f" — the job's container holds its image's files and the volume{'s' if len(shown) > 1 else ''} mounted "
+            f"at {', '.join(shown)}{', …' if len(mounts) > 4 else ''}, nothing else of the server's")
 
 
 RUN_MARKERS = ("[jupyter_sched] started again", "[jupyter_sched] restarting service")
@@ -401,7 +437,8 @@ RUNNER_FAILED = "[jupyter_sched] failed: "
 """The prefix of the runner's last word on a failed run (stderr, after the cell outputs)."""
 
 
-def describe_termination(exit_code: int, message: str, *, reason: str = "") -> str:
+def describe_termination(exit_code: int, message: str, *, reason: str = "", cwd: str | None = None,
+                         mounts: Sequence[str] = ()) -> str:
     """One sentence for a container that ended with ``exit_code`` (not 0), the shapes of
     :func:`describe_exit`: the runner's reason when its log says one, else the exit code (the
     out-of-memory killer when Kubernetes says ``OOMKilled``) and the log's last lines.
@@ -411,13 +448,18 @@ def describe_termination(exit_code: int, message: str, *, reason: str = "") -> s
         message: its termination message; with ``terminationMessagePolicy:
             FallbackToLogsOnError`` the last lines of its log (at most 2 KiB, Kubernetes' limit).
         reason: the terminated state's ``reason`` (``Error``, ``OOMKilled``, ...).
+        cwd: the container's working directory (its ``workingDir``; None: its image's), named in a file's error.
+        mounts: where volumes are mounted in it (the admin's), said in a file's error (:func:`file_error_hint`).
     """
     said = [line[len(RUNNER_FAILED):].strip() for line in message.splitlines() if line.startswith(RUNNER_FAILED)]
     if said and said[-1]:
-        return printable_line(said[-1], limit=MESSAGE_MAX)
+        reason_said = printable_line(said[-1], limit=MESSAGE_MAX)
+        hint = file_error_hint(reason_said, cwd, notebook=True, container=mounts)
+        return f"{reason_said} — {hint}" if hint else reason_said
     base = f"killed by the out-of-memory killer — {memory_fix(None)}" if reason == "OOMKilled" else \
         f"exited with code {exit_code}"
-    return base + _log_words(_run_lines(message), None, fixes=False, lead=reason != "OOMKilled" and exit_code > 0)
+    return base + _log_words(_run_lines(message), None, fixes=False, lead=reason != "OOMKilled" and exit_code > 0,
+                             cwd=cwd, container=mounts)
 
 
 def describe_exit(exit_code: int, *, job_dir: Path | None = None, log: Path | None = None,

@@ -29,6 +29,7 @@ from ..executors.jobdirs import JobDirs
 from ..model import Inventory, profiles_from_config
 from ..model.inventory_changes import InventoryChange
 from ..store import Store
+from ..textsafe import printable_line
 from .audit import log_sink
 from .definitions import definition_settings
 from .idle import retention_s, seed_monitor
@@ -476,21 +477,78 @@ def _kubernetes_api_client(kubeconfig: str) -> Any:
 
     k8s_config: Any = kube_config  # the client's config loaders carry no annotations
     configuration = k8s.Configuration()
+    files, how = _kubeconfig_files(kubeconfig)
+    in_cluster = not kubeconfig and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
     try:
         if kubeconfig:
-            k8s_config.load_kube_config(config_file=os.path.expanduser(kubeconfig),
-                                        client_configuration=configuration)
-        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            k8s_config.load_kube_config(config_file=files[0], client_configuration=configuration)
+        elif in_cluster:
             k8s_config.load_incluster_config(client_configuration=configuration)
         else:
             k8s_config.load_kube_config(client_configuration=configuration)
     except (k8s_config.ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
-        where = kubeconfig or "the in-cluster service account / ~/.kube/config"
-        raise ValidationError(f"cannot load the Kubernetes client configuration from {where}: {exc}",
-                              field="kubeconfig",
-                              hint="set c.SchedApp.kubeconfig to a readable kubeconfig with a current context, "
-                                   "or run the server in a pod with a service account") from None
+        # name the file and its folder, and what is wrong with it (session 37 left: "No configuration found" for a
+        # kubeconfig that was not there, relative to a folder nobody named; "Service token file does not exist.")
+        problems = [said for path in files if (said := _file_problem(path))]
+        said = "; ".join(problems) if problems else f"{', '.join(files)}: {exc}"
+        if in_cluster:
+            hint = (f"the server's pod needs its service account's token mounted at {os.path.dirname(files[0])} "
+                    "(automountServiceAccountToken: true), or set c.SchedApp.kubeconfig to a kubeconfig file")
+        else:
+            hint = ("set c.SchedApp.kubeconfig to the absolute path of a kubeconfig the server's account may read, "
+                    "with a current context (kubectl --kubeconfig PATH config current-context checks it), or run "
+                    "the server in a pod with a service account")
+            if not problems and "does not exist" in str(exc):
+                hint = (f"a file the kubeconfig names (certificate-authority, client-certificate, client-key) is read "
+                        f"from the kubeconfig's folder, {os.path.dirname(files[0])}, when its path is relative: "
+                        "give it there, or as an absolute path; or " + hint)
+        raise ValidationError(f"cannot load the Kubernetes client configuration from {how}: "
+                              f"{printable_line(said, limit=600)}", field="kubeconfig", hint=hint) from None
     return k8s.ApiClient(configuration)
+
+
+def _kubeconfig_files(kubeconfig: str) -> tuple[list[str], str]:
+    """The files the Kubernetes client reads for ``kubeconfig`` (absolute), and in words how they were chosen: the
+    setting's (a relative one is read from the server's working folder: said), else the in-cluster service account's
+    token and CA where ``KUBERNETES_SERVICE_HOST`` is set, else ``$KUBECONFIG``'s files, else ``~/.kube/config``."""
+    if kubeconfig:
+        expanded = os.path.expanduser(kubeconfig)
+        full = os.path.abspath(expanded)
+        if os.path.isabs(expanded):
+            return [full], f"c.SchedApp.kubeconfig, {full}"
+        return [full], (f"c.SchedApp.kubeconfig {kubeconfig!r}, read from the server's working folder "
+                        f"{os.getcwd()} as {full}")
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        from kubernetes.config import incluster_config
+
+        return ([incluster_config.SERVICE_TOKEN_FILENAME, incluster_config.SERVICE_CERT_FILENAME],
+                "the in-cluster service account (KUBERNETES_SERVICE_HOST is set and c.SchedApp.kubeconfig is not)")
+    listed = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    if listed:
+        files = [os.path.abspath(os.path.expanduser(p)) for p in listed]
+        return files, f"$KUBECONFIG ({os.pathsep.join(files)}; c.SchedApp.kubeconfig is not set)"
+    default = os.path.abspath(os.path.expanduser("~/.kube/config"))
+    return [default], f"the default kubeconfig, {default} (neither c.SchedApp.kubeconfig nor $KUBECONFIG is set)"
+
+
+def _file_problem(path: str) -> str | None:
+    """What is wrong with ``path`` as a file the server reads (None: nothing seen): missing (with the first folder
+    above it that is missing), a folder, not readable by the server's account, or empty."""
+    if not os.path.lexists(path):
+        folder = os.path.dirname(path)
+        while folder and folder != os.path.dirname(folder) and not os.path.isdir(os.path.dirname(folder)):
+            folder = os.path.dirname(folder)
+        return f"there is no {path}" + ("" if os.path.isdir(folder) else f" (there is no folder {folder})")
+    if os.path.isdir(path):
+        return f"{path} is a folder, not a file"
+    if not os.access(path, os.R_OK):
+        return f"the server's account may not read {path} (check its owner and mode: ls -l {path})"
+    try:
+        if os.path.getsize(path) == 0:
+            return f"{path} is empty"
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    return None
 
 
 def _make_monitor(settings: Mapping[str, Any], source: Any, logger: logging.Logger, *,

@@ -27,7 +27,7 @@ from ...model import PendingReason
 from ...model.units import parse_utc
 from ..outcome import describe_termination
 from .failures import GPU_TAINT_KEY, failure_sentence, parse_failed_scheduling
-from .manifests import GPU_RESOURCE, MIG_RESOURCE_PREFIX
+from .manifests import CARRIED_VOLUME, CONTAINER_NAME, GPU_RESOURCE, MIG_RESOURCE_PREFIX
 
 __all__ = [
     "Observation",
@@ -236,6 +236,18 @@ def _exit_of(pods: list[Mapping[str, Any]]) -> tuple[int | None, datetime | None
     return int(chosen.get("exitCode", 0)), _time(chosen.get("finishedAt"))
 
 
+def _files_of(job: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    """The Job's container's working directory (None: its image's) and where the admin's volumes are mounted in it
+    (the carried script's own read-only folder left out), from the Job's pod template."""
+    template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    containers = [c for c in template.get("containers") or [] if isinstance(c, Mapping)]
+    container = next((c for c in containers if c.get("name") == CONTAINER_NAME), containers[0] if containers else {})
+    cwd = container.get("workingDir")
+    mounts = tuple(str(m["mountPath"]) for m in container.get("volumeMounts") or []
+                   if isinstance(m, Mapping) and m.get("mountPath") and m.get("name") != CARRIED_VOLUME)
+    return (str(cwd) if cwd else None), mounts
+
+
 def observe_job(job: Mapping[str, Any] | None, pods: Iterable[Mapping[str, Any]],
                 events: Iterable[Mapping[str, Any]], *, queue: str = "") -> Observation:
     """State of a ``batch/v1`` Job from the Job, its pods and Warning events.
@@ -267,8 +279,9 @@ def observe_job(job: Mapping[str, Any] | None, pods: Iterable[Mapping[str, Any]]
             failing = next(t for t in (_terminated(p) for p in sorted(pods, key=_index))
                            if t is not None and int(t.get("exitCode", 0)) != 0)
             if failing.get("message") or failing.get("reason") == "OOMKilled":
+                cwd, mounts = _files_of(job)  # a file's error names where the container read it (s37 left)
                 message = describe_termination(exit_code, str(failing.get("message") or ""),
-                                               reason=str(failing.get("reason") or ""))
+                                               reason=str(failing.get("reason") or ""), cwd=cwd, mounts=mounts)
         # The Job's condition can arrive before its pods' final status (separate watches): the
         # exit code is settled only once a pod shows it, or no pod is left to show it.
         waiting_for_pods = any((p.get("status") or {}).get("phase") in ("Pending", "Running") for p in pods) or (
