@@ -5,11 +5,12 @@
     jupyter-sched definitions [list] [--all]
     jupyter-sched definitions create report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin \\
         [-p region=eu] [--gpus 1] [--model A100] [--time-limit 1h] [--profile P] [--missed skip]
-        [--overlap skip_waiting|skip_unfinished|allow] [--paused] [--args "SCRIPT ARGS"]
+        [--overlap skip_waiting|skip_unfinished|allow] [--no-preempt] [--paused] [--args "SCRIPT ARGS"]
     jupyter-sched definitions show DEF          schedule in words, next firings, recent runs
     jupyter-sched definitions runs DEF          each run: when, state, reason
     jupyter-sched definitions run DEF [-p region=apac]
-    jupyter-sched definitions edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p K=V] [--gpus N] ...
+    jupyter-sched definitions edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p K=V] [--gpus N]
+        [--no-preempt | --preempt] ...
     jupyter-sched definitions pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 Only the standard library is imported (the CLI's start-up rule).
@@ -100,9 +101,18 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
     # --team as submit and %schedule define take it; --queue, the old spelling, still works (new user 19, N15)
     p.add_argument("--team", "--queue", dest="team", action=OneSetting,
                    help=said("team charged for the runs (--queue is another name)", "default: your first team"))
+    # each run asks as `submit --no-preempt` does (session 38: a definition could not carry it); edit --preempt undoes it
+    no_preempt = ("free GPUs only: its runs never preempt or reclaim another's running job (another team's borrowed "
+                  "GPUs included); each waits for a free GPU instead")
     if create:
+        p.add_argument("--no-preempt", dest="no_preempt", action="store_const", const=True, help=no_preempt)
         p.add_argument("--paused", action="store_true", help="save it paused")
     else:
+        preempt = p.add_mutually_exclusive_group()
+        preempt.add_argument("--no-preempt", dest="no_preempt", action="store_const", const=True,
+                             help=said(no_preempt, ""))
+        preempt.add_argument("--preempt", dest="no_preempt", action="store_const", const=False,
+                             help="its runs may preempt again, as any job (undoes --no-preempt)")
         p.add_argument("--no-schedule", dest="no_schedule", action="store_true", help="remove the schedule")
 
 
@@ -163,6 +173,8 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
         body["gpus"] = number_or_text(body["gpus"])  # every digit as typed; words go as text, refused by name
     if args.parameter:
         body["parameters"] = parameters_from(args.parameter, parser)
+    if getattr(args, "no_preempt", None) is not None:
+        body["no_preempt"] = args.no_preempt
     if getattr(args, "no_schedule", False):
         body["schedule"] = None
     if not create and getattr(args, "script_args", None) is not None:
@@ -274,14 +286,14 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if rows and not args.json:
             from datetime import datetime, timezone
 
-            from ..wording.definitions import last_run_text
+            from ..wording.definitions import last_run_text, parameters_brief
 
             now = datetime.now(timezone.utc)
         for d in [] if args.json else rows:
             # how its last run went, as the magics' last_state / last_reason say it (newuser37 N1: a run that failed
-            # every night was said by `show` alone, one definition at a time)
-            last = last_run_text(d.get("last_run"), now)
-            print(_line(d, owner=everyone) + (f"  {last}" if last else ""), file=out)
+            # every night was said by `show` alone, one definition at a time); its parameters, compact (session 38)
+            tail = [part for part in (parameters_brief(d), last_run_text(d.get("last_run"), now)) if part]
+            print("  ".join([_line(d, owner=everyone), *tail]), file=out)
             for warning in d.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
                 print(f"  {warning}", file=out)
         if not rows and not args.json:
@@ -319,7 +331,8 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         change = _body(args, parser, create=False)
         if not change:
             parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --args, --gpus, --model, "
-                         "--mem-per-gpu, --priority, --time-limit, --profile, --team, --missed or --overlap")
+                         "--mem-per-gpu, --priority, --time-limit, --profile, --team, --no-preempt, --preempt, --missed "
+                         "or --overlap")
         before = {} if args.json else client.call(routes.definition(target, runs=1))  # to say what changed (N9)
         result = client.call(routes.update_definition(target, change))
     elif action in ("pause", "resume"):

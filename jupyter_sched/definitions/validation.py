@@ -22,7 +22,8 @@ from .model import MissedPolicy, OverlapPolicy
 from .parameters import validate_parameters
 from .schedule import CronSchedule, parse_schedule
 
-__all__ = ["DEFINITION_FIELDS", "JOB_FIELDS", "OVERLAP_HINT", "DefinitionFields", "definition_fields", "run_body"]
+__all__ = ["DEFINITION_FIELDS", "JOB_FIELDS", "NOTEBOOK_ARGS_HINT", "OVERLAP_HINT", "DefinitionFields",
+           "definition_fields", "notebook_args_text", "run_body"]
 
 DEFINITION_FIELDS = frozenset({"name", "notebook", "script", "args", "parameters", "schedule", "timezone",
                                "paused", "missed", "overlap", "compute_type"})
@@ -30,7 +31,7 @@ JOB_FIELDS = frozenset({
     "team", "queue", "priority", "gpus", "gpu_milli", "gpu_models", "model", "min_memory_mib", "mem_per_gpu",
     "mig_profile", "nvlink", "cpu", "cpu_millis", "memory", "memory_mib", "workers", "node_selector",
     "tolerations", "time_limit", "time_limit_s", "working_dir", "env", "image", "profile", "checkpointable",
-    "resources",
+    "resources", "no_preempt",
 })
 """Keys of a job submission a definition passes on to each run (not ``command``, ``kind``,
 ``port`` or ``kernel_id``: a run is a batch notebook or script)."""
@@ -38,6 +39,21 @@ JOB_FIELDS = frozenset({
 DefinitionFields = dict[str, Any]
 """Validated fields: any of ``name, notebook, script, args, parameters, schedule (CronSchedule |
 None), timezone, paused, missed (MissedPolicy), overlap (OverlapPolicy), compute_type, job (dict)``."""
+
+NOTEBOOK_ARGS_HINT = ("give the notebook's values as parameters instead (-p NAME=VALUE, e.g. -p epochs=3; REST: "
+                      "parameters), and no args")
+"""What a notebook definition given arguments is told (session 38: ``--args`` was taken and never passed)."""
+
+
+def notebook_args_text(args: tuple[str, ...] | list[str]) -> str:
+    """``args '--epochs 3' are a script's arguments: a notebook takes none`` (shell-quoted, at most 200 characters
+    of them): what a notebook definition given arguments is refused with, and what a stored one is told (pure)."""
+    import shlex
+
+    shown = " ".join(shlex.quote(a) for a in args)
+    shown = shown if len(shown) <= 200 else shown[:199] + "…"
+    return f"args {shown!r} are a script's arguments: a notebook takes none"
+
 
 OVERLAP_HINT = ("skip_waiting (the default): a firing while the previous run still waits to start is skipped; "
                 "skip_unfinished: also while it runs; allow: every firing queues a run")
@@ -54,7 +70,8 @@ def _text(body: Mapping[str, Any], key: str, *, limit: int = 4096) -> str:
 
 
 def definition_fields(body: Any, *, partial: bool, min_interval_s: float = 60.0,
-                      current_timezone: str = "UTC", current_schedule: str | None = None) -> DefinitionFields:
+                      current_timezone: str = "UTC", current_schedule: str | None = None,
+                      current_notebook: str | None = None, current_args: tuple[str, ...] = ()) -> DefinitionFields:
     """Validate a create (``partial=False``) or update (``partial=True``) body.
 
     Args:
@@ -63,6 +80,8 @@ def definition_fields(body: Any, *, partial: bool, min_interval_s: float = 60.0,
         min_interval_s: the admin's shortest interval between firings (seconds).
         current_timezone / current_schedule: the stored values, so an update of only one of
             ``schedule`` / ``timezone`` is checked against the other.
+        current_notebook / current_args: the stored notebook (None: a script) and arguments, so an update
+            that gives a notebook arguments, or makes a definition with arguments a notebook, is refused.
 
     Returns:
         The validated fields; ``job`` holds the job keys (validated later against the
@@ -102,6 +121,7 @@ def definition_fields(body: Any, *, partial: bool, min_interval_s: float = 60.0,
         if not isinstance(args, list) or not all(isinstance(a, str) and "\x00" not in a for a in args):
             raise ValidationError("args must be a list of strings", field="args", hint='e.g. ["--epochs", "3"]')
         out["args"] = tuple(args)
+    _no_notebook_args(body, out, partial=partial, current_notebook=current_notebook, current_args=current_args)
     if "parameters" in body:
         out["parameters"] = validate_parameters(body["parameters"])
     timezone_name = current_timezone
@@ -142,6 +162,26 @@ def definition_fields(body: Any, *, partial: bool, min_interval_s: float = 60.0,
     if job or not partial:
         out["job"] = job
     return out
+
+
+def _no_notebook_args(body: Mapping[str, Any], out: DefinitionFields, *, partial: bool, current_notebook: str | None,
+                     current_args: tuple[str, ...]) -> None:
+    """Refuse arguments for a notebook (session 38: ``definitions create nb.ipynb --args "--epochs 3"`` was saved,
+    and every run left them out — a notebook takes parameters, not argv). An update is checked as it would leave
+    the definition (its notebook and its arguments after it), but only when it touches either: a stored notebook
+    definition with arguments (saved before this check) still takes other edits, and is told so on read.
+
+    Raises:
+        ValidationError: field ``args``, naming them and the fix (parameters).
+    """
+    if partial and not ({"args", "notebook", "script"} & set(body)):
+        return
+    targets = "notebook" in body or "script" in body or not partial
+    notebook = out.get("notebook") if targets else current_notebook
+    args = out["args"] if "args" in out else current_args
+    if notebook and args:
+        kept = "" if "args" in out else " (the definition's own: send args [] with the notebook to drop them)"
+        raise ValidationError(notebook_args_text(args) + kept, field="args", hint=NOTEBOOK_ARGS_HINT)
 
 
 def run_body(*, name: str, notebook: str | None, script: str | None, args: tuple[str, ...],

@@ -4,7 +4,7 @@ Grammar::
 
     %schedule define NOTEBOOK.ipynb|SCRIPT.py --cron "0 12 * * 1-5" [--tz Europe/Berlin]
                      [--name NAME] [-p NAME=VALUE ...] [--missed run_once|skip] [--paused]
-                     [--overlap skip_waiting|skip_unfinished|allow]
+                     [--overlap skip_waiting|skip_unfinished|allow] [--no-preempt]
                      [--gpus N] [--model M] [--mem-per-gpu 20GiB] [--priority P] [--time-limit 2h]
                      [--queue TEAM] [--profile NAME] [-- SCRIPT ARGS...]
     %schedule define list [--all]          my definitions (admins: --all for everyone's)
@@ -12,7 +12,7 @@ Grammar::
     %schedule define runs DEF              its runs: state and reason of each
     %schedule define run DEF [-p N=V ...]  run it now (parameters for this run only)
     %schedule define edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p N=V ...]
-                          [--missed M] [--overlap O] [job options]
+                          [--missed M] [--overlap O] [--no-preempt] [job options]
     %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 ``-p`` values are read as JSON when they parse (``3``, ``0.5``, ``true``, ``[1, 2]``) and as text
@@ -83,6 +83,8 @@ def _definition_parser(action: str) -> _Parser:
     parser.add_argument("--missed", choices=("run_once", "skip"))
     parser.add_argument("--overlap", choices=("skip_waiting", "skip_unfinished", "allow"))
     parser.add_argument("-p", "--parameter", action="append", default=[])
+    # its runs ask free GPUs only, as %%schedule --no-preempt (session 38: a definition could not carry it)
+    parser.add_argument("--no-preempt", dest="no_preempt", action="store_true")
     if action == "create":
         parser.add_argument("--paused", action="store_true")
     else:
@@ -233,10 +235,11 @@ def _run_row(run: Mapping[str, Any], zone: str) -> dict[str, Any]:
 
 
 def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
-    """``%schedule define list``: id, name, target, schedule in words, zone, paused, next run, last run."""
+    """``%schedule define list``: id, name, target, its parameters (compact), schedule in words, zone, paused, next
+    run, last run."""
     import pandas as pd
 
-    from ..wording.definitions import last_run_parts
+    from ..wording.definitions import last_run_parts, parameters_brief
 
     out = []
     now = datetime.now(timezone.utc)
@@ -245,10 +248,12 @@ def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
         last_state, last_reason = last_run_parts(d.get("last_run"), now)
         out.append({"id": d["id"], "name": d["name"], "target": d.get("notebook") or d.get("script"),
                     "schedule": d.get("schedule_description") or d.get("schedule") or "",
+                    "parameters": parameters_brief(d).removeprefix("parameters "),  # as the CLI list (session 38)
                     "timezone": d.get("timezone"), "paused": d.get("paused"),
                     "next_run": _local(d.get("next_run_at"), str(d.get("timezone", "UTC"))),
                     "last_state": last_state, "last_reason": last_reason})
-    columns = ["id", "name", "target", "schedule", "timezone", "paused", "next_run", "last_state", "last_reason"]
+    columns = ["id", "name", "target", "parameters", "schedule", "timezone", "paused", "next_run", "last_state",
+               "last_reason"]
     return shown_frame(pd.DataFrame(out, columns=columns))
 
 

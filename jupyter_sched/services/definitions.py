@@ -39,7 +39,7 @@ from ..definitions.firing import DefinitionFiring, FiringReport, link_run, run_n
 from ..definitions.model import DefinitionRun, JobDefinition, MissedPolicy, OverlapPolicy, RunTrigger
 from ..definitions.parameters import validate_parameters
 from ..definitions.schedule import next_firing, parse_schedule
-from ..definitions.validation import definition_fields, run_body
+from ..definitions.validation import definition_fields, notebook_args_text, run_body
 from ..engine.faults import FaultLog
 from ..errors import BusyError, ConflictError, NotFoundError, QuotaError, SchedError, ValidationError
 from ..executors.jobdirs import JobDirs
@@ -612,7 +612,8 @@ class DefinitionsService:
         for _ in range(_RETRIES):
             current = self._visible(caller, definition_id, request="edit definition")
             fields = definition_fields(body, partial=True, min_interval_s=self.settings.min_interval_s,
-                                       current_timezone=current.timezone, current_schedule=current.schedule)
+                                       current_timezone=current.timezone, current_schedule=current.schedule,
+                                       current_notebook=current.notebook, current_args=current.args)
             now = self.ctx.clock.now()
             changes: dict[str, Any] = {k: v for k, v in fields.items() if k not in ("schedule", "job")}
             if "schedule" in fields:
@@ -910,9 +911,15 @@ def _run_as_uid(record: JobRecord) -> int | None:
 def _model_note(d: JobDefinition, known: frozenset[str] | None) -> dict[str, Any]:
     """``{"warnings": ["L40S: no such GPU model here now — edit --model"]}`` for a definition that asks
     only for GPU models no GPU has now (``known``: the inventory's; hubadmin26 B8: its firings would all
-    be refused runs while ``show`` listed them as due), else ``{}`` (None: the inventory is unread)."""
+    be refused runs while ``show`` listed them as due), else ``{}`` (None: the inventory is unread).
+    A notebook definition stored with arguments (saved before session 38 refused them) is told that its runs
+    leave them out and how to drop them: it keeps firing as it always did (its runs never had them)."""
     absent = models_absent(asked_models(d.job), known) if known is not None else ()
-    return {"warnings": [no_model_text(absent)]} if absent else {}
+    warnings = [no_model_text(absent)] if absent else []
+    if d.notebook and d.args:
+        warnings.append(f"{notebook_args_text(d.args)}: its runs leave them out — drop them (jupyter-sched definitions "
+                        f"edit {d.id} --args ''; REST: args []) and give the values as parameters (-p NAME=VALUE)")
+    return {"warnings": warnings} if warnings else {}
 
 
 def _definition_dict(d: JobDefinition, now: datetime) -> dict[str, Any]:

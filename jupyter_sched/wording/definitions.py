@@ -12,15 +12,18 @@ from typing import Any
 
 from ..model.units import clock_text, format_duration, gpus_phrase
 
-__all__ = ["CATCH_UP_WORD", "NO_JOB_WORDS", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "last_run_parts",
+__all__ = ["CATCH_UP_WORD", "NO_JOB_WORDS", "NO_PREEMPT_WORDS", "PARAMETERS_SHOWN", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "last_run_parts",
            "last_run_text", "parameters_text", "run_made_text", "run_parameters_text", "runs_parts", "runs_text",
-           "no_model_text", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text"]
+           "no_model_text", "parameters_brief", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text"]
 
 TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
 """A run's ``trigger`` (the wire's ``schedule`` / ``manual``) as every surface says it — the CLI's run
 lines, the magics' table, the panel (the server sends it as ``trigger_text``) and a run-now job's name
 (``daily, run now``). New user 23, N7: the panel said ``scheduled`` / ``run now``, the CLI ``schedule`` /
 ``manual``, the magics ``manual``."""
+NO_PREEMPT_WORDS = "free GPUs only, never stops another's job"
+"""What a definition whose runs ask ``no_preempt`` says of them (``definitions show``: ``no preempt: free GPUs only,
+never stops another's job``; an edit's ``changed:`` line), the words of ``submit --no-preempt``'s help."""
 CATCH_UP_WORD = "catch-up"
 """The one run after an outage (``catch_up``), said instead of its trigger (hub admin 22)."""
 
@@ -215,6 +218,8 @@ def runs_parts(definition: Mapping[str, Any]) -> dict[str, str]:
     for key in ("priority", "profile"):
         if job.get(key):
             parts[key] = str(job[key])
+    if job.get("no_preempt") is True:  # each run asks as `submit --no-preempt` (session 38)
+        parts["no preempt"] = NO_PREEMPT_WORDS
     if definition.get("team"):
         parts["team"] = str(definition["team"])
     limit = job.get("time_limit") if job.get("time_limit") is not None else job.get("time_limit_s")
@@ -237,6 +242,7 @@ def runs_text(definition: Mapping[str, Any]) -> str:
     the GPUs, team and time limit)."""
     parts = runs_parts(definition)
     said = ["no time limit" if key == "time limit" and value == "none" else
+            f"{key}: {value}" if key == "no preempt" else
             f"{key} {value}" if key in ("runs", "team", "time limit", "in", "priority", "profile", "model",
                                           "memory per GPU") else value for key, value in parts.items()]
     return " · ".join(said)
@@ -268,6 +274,34 @@ def parameters_text(definition: Mapping[str, Any]) -> str:
         after = " after its arguments" if definition.get("args") else ""
         said += f" (passed as {' '.join(shlex.quote(w) for w in words)}{after})"
     return said
+
+
+PARAMETERS_SHOWN = 60
+"""Most characters of ``NAME=VALUE`` pairs a definitions list line shows (:func:`parameters_brief`)."""
+_VALUE_SHOWN = 24
+
+
+def parameters_brief(definition: Mapping[str, Any], *, width: int = PARAMETERS_SHOWN) -> str:
+    """``parameters region=eu epochs=3``: a definition's parameters on its ``definitions list`` line and in the
+    magics' list (session 38: the list said none, ``show`` alone did) — as ``show`` writes them (:func:`parameters_text`,
+    without a script's ``--NAME`` words), compact: a value longer than 24 characters is cut with ``…``, and pairs past
+    ``width`` characters are counted, ``parameters a=1 b=2 … and 3 more``; "" when it has none."""
+    params = definition.get("parameters")
+    if not isinstance(params, Mapping) or not params:
+        return ""
+    pairs = []
+    for name, value in params.items():
+        text = _value(value)
+        cut = len(text) > _VALUE_SHOWN  # the mark outside the quotes: what is quoted is what was typed
+        pairs.append(shlex.quote(f"{str(name)[:_VALUE_SHOWN]}={text[:_VALUE_SHOWN - 1] if cut else text}")
+                     + ("…" if cut else ""))
+    shown: list[str] = []
+    for pair in pairs:
+        if shown and len(" ".join([*shown, pair])) > width:
+            break
+        shown.append(pair)
+    left = len(pairs) - len(shown)
+    return f"parameters {' '.join(shown)}" + (f" … and {left} more" if left else "")
 
 
 def run_parameters_text(run: Mapping[str, Any], definition: Mapping[str, Any]) -> str:

@@ -1111,6 +1111,11 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
+             * @description true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request --no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6); a definition's runs each ask so (definitions create/edit --no-preempt, edit --preempt to undo; session 38)
+             * @example true
+             */
+            no_preempt?: boolean | null;
+            /**
              * @description a .ipynb path
              * @example reports/daily.ipynb
              */
@@ -1118,7 +1123,7 @@ export interface components {
             /** @example train.py */
             script?: string | null;
             /**
-             * @description a script's arguments
+             * @description a script's arguments; a notebook takes none (refused, 400 field args: give its values as parameters)
              * @example [
              *       "--epochs",
              *       "3"
@@ -3054,6 +3059,11 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
+             * @description true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request --no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6); a definition's runs each ask so (definitions create/edit --no-preempt, edit --preempt to undo; session 38)
+             * @example true
+             */
+            no_preempt?: boolean | null;
+            /**
              * @description 1-200 printable characters
              * @example train-resnet
              */
@@ -3115,11 +3125,6 @@ export interface components {
              * @example true
              */
             released_at_exit?: boolean | null;
-            /**
-             * @description true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request --no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6)
-             * @example true
-             */
-            no_preempt?: boolean | null;
             /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {
@@ -3352,6 +3357,11 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
+             * @description true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request --no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6); a definition's runs each ask so (definitions create/edit --no-preempt, edit --preempt to undo; session 38)
+             * @example true
+             */
+            no_preempt?: boolean | null;
+            /**
              * @description a .ipynb path
              * @example reports/daily.ipynb
              */
@@ -3359,7 +3369,7 @@ export interface components {
             /** @example train.py */
             script?: string | null;
             /**
-             * @description a script's arguments
+             * @description a script's arguments; a notebook takes none (refused, 400 field args: give its values as parameters)
              * @example [
              *       "--epochs",
              *       "3"

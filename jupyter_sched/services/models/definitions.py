@@ -60,7 +60,8 @@ class _DefinitionFields(RunJobFields):
 
     notebook: str | None = Field(default=None, examples=["reports/daily.ipynb"], description="a .ipynb path")
     script: str | None = Field(default=None, examples=["train.py"])
-    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]], description="a script's arguments")
+    args: list[str] | None = Field(default=None, examples=[["--epochs", "3"]], description=(
+        "a script's arguments; a notebook takes none (refused, 400 field args: give its values as parameters)"))
     parameters: dict[str, Any] | None = Field(
         default=None, examples=[{"region": "eu"}],
         description="injected after the notebook's 'parameters' cell (papermill's convention); a script gets --name value")

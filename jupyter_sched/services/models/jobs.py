@@ -156,6 +156,11 @@ class RunJobFields(RequestModel):
     profile: str | None = Field(default=None, examples=["gpu-small"])
     checkpointable: bool | None = Field(default=None, examples=[False])
     resources: dict[str, Any] | None = Field(default=None, examples=[{"gpus": 2}])
+    no_preempt: bool | None = Field(default=None, examples=[True], description=(
+        "true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed "
+        "GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request "
+        "--no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6); a definition's "
+        "runs each ask so (definitions create/edit --no-preempt, edit --preempt to undo; session 38)"))
 
     @field_validator("env", mode="before")
     @classmethod
@@ -227,10 +232,6 @@ class SubmitJobRequest(RunJobFields):
     released_at_exit: bool | None = Field(default=None, examples=[True], description=(
         "leases only, without kernel_id: the asking process (a kernel this server did not start — nbconvert, "
         "papermill, VS Code; %gpu sends it) gives the lease back itself when it exits. Shown to you and admins only"))
-    no_preempt: bool | None = Field(default=None, examples=[True], description=(
-        "true: this request never preempts nor reclaims (no other job is stopped for it, another team's borrowed "
-        "GPUs included): it starts on free GPUs only and otherwise waits, its reason saying so (%gpu request "
-        "--no-preempt, %%schedule --no-preempt, jupyter-sched submit --no-preempt; newuser36 N6)"))
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
