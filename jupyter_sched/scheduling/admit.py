@@ -26,6 +26,7 @@ from . import ports
 from .context import RESERVE_PREFIX, CycleContext, Visit
 from .eta import predicted_start_of, provisional
 from .gates import borrow_window_closed
+from .owed import owed_outcome
 from .reasons import FlavorOutcome
 from .snapshot import Admit, AuditRecord
 
@@ -59,6 +60,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         closed = borrow_window_closed(ctx, job) if check.borrowed > 0 and ctx.profile.windows else None
         if closed is None and ctx.headroom and (room := room_held(ctx, job, flavor.model, milli)) is not None:
             return None, _room_outcome(ctx, room, flavor.model)
+        if closed is None and check.borrowed and ctx.owed and (owed := owed_outcome(ctx, job, flavor, milli)) is not None:
+            return None, owed  # it would lend away GPUs a waiting --no-preempt job's guarantee is owed (s38)
         if closed is None and held_back:
             if ctx.placer.place(job.id, req, flavor) is not None:
                 outcome = FlavorOutcome(model=flavor.model, capacity_code="Priority", capacity_message=(

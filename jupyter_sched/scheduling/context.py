@@ -37,6 +37,7 @@ from .snapshot import Admit, AuditRecord, Pend, Preempt, Reject, Snapshot, kerne
 if TYPE_CHECKING:
     from ..quota.ceiling import CeilingExceeded
     from .eta import Plan
+    from .owed import Owed
 
 __all__ = ["CAPACITY_CODES", "RESERVE_PREFIX", "CycleContext", "OwnerLeases", "Visit", "no_pause", "own_entry"]
 
@@ -240,6 +241,8 @@ class CycleContext:
         self.audit: list[AuditRecord] = []
         self.reservations: dict[str, Reservation] = {}
         self.headroom: dict[tuple[str, str | None, str], Headroom] = {}  # per quota line (pending._hold_headroom)
+        # per GPU model: GPUs owed to guarantees whose --no-preempt jobs wait for free ones (.owed, s38)
+        self.owed: dict[str, list[Owed]] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None, str]] = {}
         self.ceilings: dict[tuple[str, str, int, int], Line | None] = {}  # per (team, user, milli, id(flavors))
         # the words of a request above its ceiling, per ceilings' key and the request's gpus, gpu_milli,

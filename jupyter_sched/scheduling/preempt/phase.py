@@ -68,6 +68,7 @@ from ...preemption.victims import Candidate, PreemptionPlan, plan_cost
 from ...wording.preemption import NO_PREEMPT_WAIT
 from ..admit import keep_off, room_held
 from ..context import CycleContext, Visit
+from ..owed import note_owed
 from ..spare import open_spare
 from ..takeover import readmit
 from .candidates import (
@@ -98,6 +99,7 @@ def preempt(ctx: CycleContext, visit: Visit) -> bool:
         return False
     if visit.job.spec.no_preempt:  # it asked for free GPUs only: no victim, no nomination (newuser36 N6)
         visit.refusal, visit.refusal_details = NO_PREEMPT_WAIT, {"rule": "no_preempt"}
+        note_owed(ctx, visit)  # within its guarantee, what frees is not lent to another team's borrowing (s38)
         return False
     if ctx.preemption_attempts >= ctx.profile.max_preemption_attempts:
         return False
