@@ -52,7 +52,7 @@ def main() -> int:
                             executor=LocalExecutor(Path(tmp) / "jobs"), clock=clock, ids=SortableIds(clock.now),
                             definitions=DefinitionSettings(limit_per_user=0))
         service = services.definitions
-        body = {"name": "big", "notebook": "report.ipynb", "schedule": "0 3 1 1 *", "gpus": 0,
+        body = {"name": "big", "script": "report.py", "schedule": "0 3 1 1 *", "gpus": 0,
                 "env": {f"K{i}": "v" * 1000 for i in range(60)}, "args": ["a" * 1000] * 60,
                 "parameters": {f"p{i}": "w" * 1000 for i in range(60)}}
         first = service.create(services.caller("mal", admin=False), parse(CreateDefinitionRequest, body)).id

@@ -28,7 +28,7 @@ from jupyter_sched.services.models.definitions import ListDefinitionsRequest
 from jupyter_sched.store import JobRecord
 from jupyter_sched.store import definitions as stored
 
-HEAVY = {"notebook": "report.ipynb", "schedule": "0 3 1 1 *", "timezone": "UTC", "gpus": 0, "paused": True,
+HEAVY = {"script": "report.py", "schedule": "0 3 1 1 *", "timezone": "UTC", "gpus": 0, "paused": True,
          "env": {f"K{i}": "v" * 1000 for i in range(60)}, "args": ["a" * 1000] * 60,
          "parameters": {f"p{i}": "w" * 1000 for i in range(60)}}
 

@@ -24,7 +24,7 @@ from jupyter_sched.definitions.firing import DefinitionFiring
 from jupyter_sched.engine.clock import ManualClock
 from jupyter_sched.store import definitions as stored
 
-HEAVY = {"notebook": "report.ipynb", "schedule": "0 3 1 1 *", "timezone": "UTC", "gpus": 0,
+HEAVY = {"script": "report.py", "schedule": "0 3 1 1 *", "timezone": "UTC", "gpus": 0,
          "env": {f"K{i}": "v" * 1000 for i in range(60)}, "args": ["a" * 1000] * 60,
          "parameters": {f"p{i}": "w" * 1000 for i in range(60)}}
 
