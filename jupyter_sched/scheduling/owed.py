@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..model import Job
 from ..placement.placer import Flavor
+from ..wording.preemption import no_preempt_owed_text
 from .context import CycleContext, Visit
 from .reasons import FlavorOutcome
 
@@ -41,7 +42,8 @@ class Owed:
 def note_owed(ctx: CycleContext, visit: Visit) -> None:
     """Note what ``visit.job`` (a ``no_preempt`` job that did not fit) is owed on its first GPU model where it is
     within its team's guarantee, counting what that team is owed there already (two such jobs are owed no more
-    than the guarantee has left); nothing where no quota is set or it would borrow."""
+    than the guarantee has left), and say so in its refusal (:func:`~..wording.preemption.no_preempt_owed_text`);
+    nothing where no quota is set or it would borrow."""
     job = visit.job
     if not ctx.quota.enabled:
         return
@@ -56,6 +58,8 @@ def note_owed(ctx: CycleContext, visit: Visit) -> None:
         check = ctx.quota.check(spec.team, spec.user, flavor.model, milli + already)
         if check.ok and check.within_guarantee and not check.borrowed:
             owed.append(Owed(team=spec.team, job_id=job.id, user=spec.user, milli=milli))
+            visit.refusal = no_preempt_owed_text(spec.team)  # its reason says what frees is its own
+            visit.refusal_details = {"rule": "no_preempt", "owed": True, "team": spec.team, "model": flavor.model}
             return
 
 

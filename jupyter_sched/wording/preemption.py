@@ -14,7 +14,8 @@ from ..model.units import clock_text, format_duration
 from ..textsafe import printable_name
 from .reasons import wire_time, work_named
 
-__all__ = ["NO_PREEMPT_OPTION", "NO_PREEMPT_WAIT", "RECLAIM_END_CAUSES", "planned_preemption_text", "preemptible_note",
+__all__ = ["NO_PREEMPT_OPTION", "NO_PREEMPT_WAIT", "RECLAIM_END_CAUSES", "no_preempt_owed_text", "planned_preemption_text",
+           "preemptible_note",
            "reclaim_cooldown_text", "reclaim_dropped_text", "reclaim_end_text", "release_cooldown_text"]
 
 NO_PREEMPT_OPTION = "--no-preempt"
@@ -24,6 +25,15 @@ that asks for free GPUs only: the request never preempts nor reclaims (newuser36
 NO_PREEMPT_WAIT = f"waiting for a free GPU: this request does not preempt or reclaim ({NO_PREEMPT_OPTION})"
 """The clause of a no-preempt request's pending reason where preemption or reclaim would be the way in
 (the core's refusal, :func:`jupyter_sched.scheduling.preempt.phase.preempt`; newuser36 N6)."""
+
+
+def no_preempt_owed_text(team: str) -> str:
+    """:data:`NO_PREEMPT_WAIT` for a no-preempt request within its team's guarantee, whose GPUs are kept for it as
+    they free rather than lent to another team's borrowing (:mod:`jupyter_sched.scheduling.owed`, s38): ``waiting
+    for a free GPU: this request does not preempt or reclaim (--no-preempt); GPUs that free are kept for it within
+    team vision's guarantee, not lent to another team``."""
+    return (f"{NO_PREEMPT_WAIT}; GPUs that free are kept for it within team {printable_name(team)}'s guarantee, "
+            "not lent to another team")
 
 
 def preemptible_note(priority: str, *, preemption: bool, preemptible_classes: Collection[str],

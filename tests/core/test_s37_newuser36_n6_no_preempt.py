@@ -15,7 +15,7 @@ from core_builders import Scenario, make_job, make_node, quotas
 
 from jupyter_sched.model import Job, JobKind, Quota
 from jupyter_sched.scheduling import SchedulingProfile
-from jupyter_sched.wording.preemption import NO_PREEMPT_WAIT
+from jupyter_sched.wording.preemption import NO_PREEMPT_WAIT, no_preempt_owed_text
 
 
 def _hub() -> Scenario:
@@ -48,9 +48,10 @@ def test_newuser36_n6_no_preempt_request_never_nominates_a_victim(kind: str) -> 
     assert sc.state(job_id) == "pending" and sc.state("c-two") == "running"
     reason = sc.job(job_id).reason
     assert reason is not None and reason.code == "WaitingForCapacity"
-    assert reason.message.endswith(f"; {NO_PREEMPT_WAIT}.")
+    # within vision's guarantee, what frees is kept for it (s38: jupyter_sched.scheduling.owed)
+    assert reason.message.endswith(f"; {no_preempt_owed_text('vision')}."), reason.message
     assert "no preemption:" not in reason.message
-    assert reason.details["preemption_rule"] == {"rule": "no_preempt"}
+    assert reason.details["preemption_rule"]["rule"] == "no_preempt"
     assert NO_PREEMPT_WAIT == "waiting for a free GPU: this request does not preempt or reclaim (--no-preempt)"
     sc.finish("a-train")  # a GPU frees: it starts there, on free GPUs
     started = sc.cycle()

@@ -41,6 +41,11 @@ def test_s38_nopreempt_waiting_guarantee_is_not_lent_away_to_another_teams_borro
     sc.at(0).submit(*nlp).cycle()  # nlp runs 4 untimed 1-GPU jobs: 3 of them on vision's idle guarantee
     sc.at(1).submit(_free_only(make_job("np", gpus=2, team="vision", user="v", submitted=1))).cycle()
     assert sc.state("np") == "pending"
+    said = sc.job("np").reason
+    assert said is not None and said.message.endswith(
+        "waiting for a free GPU: this request does not preempt or reclaim (--no-preempt); GPUs that free are kept "
+        "for it within team vision's guarantee, not lent to another team."), said.message
+    assert said.details["preemption_rule"] == {"rule": "no_preempt", "owed": True, "team": "vision", "model": "A100-80GB"}
     n = 4
     for minute in range(2, 8):  # each minute one of nlp's jobs ends and nlp queues another
         sc.at(minute).submit(make_job(f"b{n}", gpus=1, team="nlp", user="n", submitted=minute))
