@@ -233,13 +233,27 @@ function jobTeam(d: Pick<Definition, 'job'> | null): string {
  * in the CLI's words).
  */
 export function definitionRequestParts(d: Pick<Definition, 'job' | 'team'>): string[] {
-  const job = (d.job ?? {}) as { priority?: unknown };
+  const job = (d.job ?? {}) as { priority?: unknown; no_preempt?: unknown };
   const models = definitionModels(d);
   return [
     models.length ? `model ${models.join('/')}` : '',
     typeof job.priority === 'string' && job.priority ? `priority ${job.priority}` : '',
+    // each run asks for free GPUs only (session 38), in the words of `definitions show`
+    job.no_preempt === true ? `no preempt: ${DEFINITION_NO_PREEMPT_WORDS}` : '',
     d.team ? `team ${d.team}` : ''
   ].filter(Boolean);
+}
+
+/** `definitions show`'s words for a definition whose runs ask no_preempt (jupyter_sched.wording.definitions.NO_PREEMPT_WORDS). */
+export const DEFINITION_NO_PREEMPT_WORDS = "free GPUs only, never stops another's job";
+
+/** What the form's lists and boxes start at (or are chosen): {@link formStart}, {@link requestFields}. */
+export interface IFormChoice {
+  model: string;
+  team: string;
+  priority: string;
+  /** Each run asks for free GPUs only (`no_preempt`; the form's "Free GPUs only" box). Left out: not asked. */
+  noPreempt?: boolean;
 }
 
 /** The value of the form's GPU model list for a definition: '' any, the model's name, or {@link SAVED_MODELS}. */
@@ -296,15 +310,16 @@ function isOthers(d: { user?: string } | null, me: { user?: string } | null | un
 /** What the form's lists start at for a definition (null: a new one): its model, team and priority as values of the lists. */
 export function formStart(
   d: Pick<Definition, 'job'> & { user?: string } | null, me: Pick<Me, 'team'> & { user?: string } | null | undefined
-): { model: string; team: string; priority: string } {
+): Required<IFormChoice> {
   const saved = definitionModels(d);
   const team = jobTeam(d);
-  const priority = ((d?.job ?? {}) as { priority?: unknown }).priority;
+  const { priority, no_preempt: noPreempt } = (d?.job ?? {}) as { priority?: unknown; no_preempt?: unknown };
   return {
     model: saved.length > 1 ? SAVED_MODELS : saved[0] ?? '',
     // my default team is '' in my lists; another user's team is said as it is
     team: team && (isOthers(d, me) || team !== me?.team) ? team : '',
-    priority: typeof priority === 'string' && priority ? priority : 'normal'
+    priority: typeof priority === 'string' && priority ? priority : 'normal',
+    noPreempt: noPreempt === true
   };
 }
 
@@ -313,11 +328,12 @@ export function formStart(
  * default team, normal); on an edit only what the user changed, `null` taking a field off (the server
  * keeps what a PATCH leaves out, and a saved list of models or another spelling stays as it was).
  */
-export function requestFields(
-  chosen: { model: string; team: string; priority: string }, start: { model: string; team: string; priority: string }, editing: boolean
-): Record<string, unknown> {
+export function requestFields(chosen: IFormChoice, start: IFormChoice, editing: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const from = editing ? start : { model: '', team: '', priority: 'normal' };
+  const from: IFormChoice = editing ? start : { model: '', team: '', priority: 'normal', noPreempt: false };
+  if (chosen.noPreempt !== undefined && chosen.noPreempt !== (from.noPreempt ?? false)) {
+    out.no_preempt = chosen.noPreempt; // false on an edit: its runs may preempt again (`definitions edit --preempt`)
+  }
   if (chosen.model !== from.model && chosen.model !== SAVED_MODELS) {
     out.gpu_models = chosen.model ? [chosen.model] : null;
   }
@@ -447,6 +463,7 @@ export class DefinitionsView extends Widget {
     name: HTMLInputElement; path: HTMLInputElement; cron: HTMLInputElement; tz: HTMLInputElement;
     gpus: HTMLInputElement; timeLimit: HTMLInputElement; params: HTMLTextAreaElement; submit: HTMLButtonElement; heading: HTMLElement;
     model: HTMLSelectElement; team: HTMLSelectElement; priority: HTMLSelectElement; teamField: HTMLElement;
+    noPreempt: HTMLInputElement;
   };
   /** What the form's model, team and priority lists started at (the edited definition's, or the defaults). */
   private start = formStart(null, null);
@@ -580,7 +597,12 @@ export class DefinitionsView extends Widget {
     const field = (text: string, input: HTMLElement, cls = ''): HTMLElement =>
       h('label', { class: `jp-sched-defs-field ${cls}`.trim() }, h('span', { class: 'jp-sched-defs-label' }, text), input);
     const teamField = field('Team', team, 'jp-sched-defs-field-team');
-    this.fields = { name, path, cron, tz, gpus, timeLimit, params, submit: submitButton, heading, model: gpuModel, team, priority, teamField };
+    // free GPUs only, as the Submit form's box and `definitions create --no-preempt` (session 38)
+    const noPreempt = h('input', {
+      type: 'checkbox', class: 'jp-sched-defs-nopreempt', 'aria-label': 'Free GPUs only',
+      title: "Each run waits for free GPUs rather than stop anyone's running job (no preemption, no reclaim) — --no-preempt"
+    });
+    this.fields = { name, path, cron, tz, gpus, timeLimit, params, submit: submitButton, heading, model: gpuModel, team, priority, teamField, noPreempt };
     const schedulePreview = (): void => {
       window.clearTimeout(this.previewTimer);
       this.previewTimer = window.setTimeout(async () => {
@@ -623,7 +645,8 @@ export class DefinitionsView extends Widget {
           gpus: Number(gpus.value || 0),
           parameters: parseParameters(params.value)
         };
-        Object.assign(body, requestFields({ model: gpuModel.value, team: team.value, priority: priority.value }, this.start, !!this.editing));
+        Object.assign(body, requestFields({ model: gpuModel.value, team: team.value, priority: priority.value, noPreempt: noPreempt.checked },
+          this.start, !!this.editing));
         const limit = timeLimit.value.trim();
         if (limit) {
           body.time_limit = limit;
@@ -664,6 +687,8 @@ export class DefinitionsView extends Widget {
       h('div', { class: 'jp-sched-defs-row' }, field('GPU model', gpuModel, 'jp-sched-defs-field-model'),
         field('Priority', priority, 'jp-sched-defs-field-priority'), field('Time limit', timeLimit, 'jp-sched-defs-field-timelimit')),
       teamField,
+      h('label', { class: 'jp-sched-defs-field jp-sched-defs-field-nopreempt' }, noPreempt,
+        h('span', { class: 'jp-sched-defs-label' }, " Free GPUs only: its runs never stop another's job")),
       field('Parameters (NAME=VALUE per line)', params),
       preview,
       formError,
@@ -713,6 +738,7 @@ export class DefinitionsView extends Widget {
     f.gpus.value = String(gpus ?? 1);
     f.timeLimit.value = limitFieldText(d);
     this.start = formStart(d, this.model.me);
+    f.noPreempt.checked = this.start.noPreempt;
     for (const list of [f.model, f.team, f.priority]) {
       list.replaceChildren(); // refilled from the start, not the last choice
     }

@@ -6,11 +6,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { act } from 'react';
 
+import { definitionRequestParts, formStart, requestFields } from '../src/definitions';
 import { cooldownNews } from '../src/format';
 import { MyWorkView } from '../src/sections';
 import { EMPTY_VALUES, jobEdit, NO_PREEMPT_HELP, submitBodyFrom, SubmitView } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
-import { context, flush, mount, startedModel, text } from './ui';
+import { context, flush, mount, mountedDefinitions, startedModel, text } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -100,5 +101,52 @@ describe('no_preempt in the panel', () => {
     expect(cooldownNews(answer)).toBe(`T${words.slice(1)}.`);
     expect(cooldownNews(makeJob({ state: 'cancelled' }))).toBe('');
     expect(cooldownNews(makeJob({ state: 'cancelled', reclaim_cooldown: null }))).toBe('');
+  });
+
+  it('test_s38_nopreempt_definitions_form_sets_it_edit_unsets_it_and_the_card_says_it', async () => {
+    // the card, in `definitions show`'s words (jupyter_sched.wording.definitions.NO_PREEMPT_WORDS)
+    expect(definitionRequestParts({ job: { gpus: 1, priority: 'low', no_preempt: true }, team: 'ml' } as never))
+      .toEqual(['priority low', "no preempt: free GPUs only, never stops another's job", 'team ml']);
+    expect(definitionRequestParts({ job: { gpus: 1 }, team: 'ml' } as never)).toEqual(['team ml']);
+    expect(formStart({ job: { no_preempt: true } } as never, null).noPreempt).toBe(true);
+    expect(formStart(null, null).noPreempt).toBe(false);
+    const base = { model: '', team: '', priority: 'normal' };
+    expect(requestFields({ ...base, noPreempt: false }, formStart(null, null), false)).toEqual({});
+    expect(requestFields({ ...base, noPreempt: true }, formStart(null, null), false)).toEqual({ no_preempt: true });
+    expect(requestFields({ ...base, noPreempt: false }, { ...base, noPreempt: true }, true)).toEqual({ no_preempt: false });
+    expect(requestFields({ ...base, noPreempt: true }, { ...base, noPreempt: true }, true)).toEqual({});
+
+    const server = new FakeSchedServer();
+    const made = {
+      id: 'd-1', name: 'nightly', user: 'alice', team: 'default', notebook: '/srv/r.ipynb', script: null, args: [],
+      schedule: '0 3 * * *', timezone: 'UTC', schedule_description: 'At 03:00', paused: false, parameters: {},
+      job: { gpus: 1, no_preempt: true }, next_run_at: null
+    };
+    let list: unknown[] = [];
+    server.routes.set('GET definitions', () => json(200, list));
+    server.routes.set('POST definitions', () => json(201, made));
+    server.routes.set('PATCH definitions/d-1', () => json(200, made));
+    const { v, done, close } = await mountedDefinitions(server);
+    const box = v.node.querySelector<HTMLInputElement>('.jp-sched-defs-nopreempt')!;
+    expect(box.type).toBe('checkbox');
+    expect(box.checked).toBe(false);
+    box.checked = true;
+    v.node.querySelector<HTMLInputElement>('.jp-sched-defs-path')!.value = 'r.ipynb';
+    list = [made];
+    v.node.querySelector<HTMLButtonElement>('.jp-sched-defs-create')!.click();
+    await done();
+    const post = server.calls.find(c => c.method === 'POST' && c.path.endsWith('definitions'))!.body as Record<string, unknown>;
+    expect(post.no_preempt).toBe(true);
+    expect([...v.node.querySelectorAll('.jp-sched-def-request')].map(x => x.textContent))
+      .toContain("no preempt: free GPUs only, never stops another's job");
+    // Edit starts ticked; unticked, the PATCH says no_preempt false (its runs may preempt again)
+    v.node.querySelector<HTMLButtonElement>('.jp-sched-def-edit')!.click();
+    expect(box.checked).toBe(true);
+    box.checked = false;
+    v.node.querySelector<HTMLButtonElement>('.jp-sched-defs-create')!.click();
+    await done();
+    const patch = server.calls.filter(c => c.method === 'PATCH').pop()!.body as Record<string, unknown>;
+    expect(patch.no_preempt).toBe(false);
+    close();
   });
 });
