@@ -12,33 +12,17 @@ reclaim names the victim's owner and team while it waits; its release answers wi
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from jupyter_sched.engine import ManualClock, SchedulerService
-from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.inventory import SimulatedInventory
-from jupyter_sched.scheduling import SchedulingProfile
-from jupyter_sched.store import Store
 from jupyter_sched.wording import cancel_outcome
+from tests.runtime.borrowed_world import borrowing_world
 from tests.runtime.test_engine import state_of, wait_until
-
-TEAMS = {"n36a": "vision", "n36b": "vision", "n36c": "nlp"}
-QUOTAS = {"quotas": [{"team": "vision", "guaranteed": 3, "borrowing_limit": 1},
-                     {"team": "nlp", "guaranteed": 1, "borrowing_limit": 1}]}
 
 
 def test_newuser36_n6_no_preempt_lease_waits_and_a_reclaiming_release_says_its_cost(sqlite_db: str,
                                                                                      tmp_path: Path) -> None:
-    clock = ManualClock(datetime.now(timezone.utc).replace(microsecond=0))
-    svc = SchedulerService(store=Store(sqlite_db, now=clock.now), inventory=SimulatedInventory(4, node="vm"),
-                           executor=LocalExecutor(tmp_path / "jobs"), clock=clock, cycle_interval_s=0.0,
-                           user_teams=TEAMS, scheduling_profile=SchedulingProfile(grace_s=5, min_runtime_s=0))
-    svc.set_quotas(QUOTAS, actor="admin")
-    held = svc.submit({"gpus": 2, "kernel_id": "k-a"}, user="n36a", kind="lease")["id"]  # vision uses 2
-    borrowed = svc.submit({"gpus": 2, "kernel_id": "k-c"}, user="n36c", kind="lease")["id"]  # nlp borrows 1
-    wait_until(lambda: state_of(svc, held) == state_of(svc, borrowed) == "running", "both leases", tick=svc.tick)
-    clock.advance(60)
+    svc, clock, _, borrowed = borrowing_world(sqlite_db, tmp_path, "n36a", "n36b", "n36c")
 
     # the quickstart's request with --no-preempt: it waits for a free GPU, evicting nothing, and says why
     demo = svc.submit({"gpus": 1, "kernel_id": "k-b1", "no_preempt": True}, user="n36b", kind="lease")

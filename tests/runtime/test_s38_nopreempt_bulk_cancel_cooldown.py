@@ -15,32 +15,16 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from jupyter_sched.engine import ManualClock, SchedulerService
-from jupyter_sched.executors.local import LocalExecutor
-from jupyter_sched.inventory import SimulatedInventory
-from jupyter_sched.scheduling import SchedulingProfile
 from jupyter_sched.services.models import CancelJobsRequest
-from jupyter_sched.store import Store
 from jupyter_sched.wording.jobs import bulk_cancel_answers, cancel_outcome, reclaim_cost_text
 from jupyter_sched.wording.preemption import release_cooldown_text
+from tests.runtime.borrowed_world import borrowing_world
 from tests.runtime.test_engine import state_of, wait_until
-
-TEAMS = {"s38a": "vision", "s38b": "vision", "s38c": "nlp"}
-QUOTAS = {"quotas": [{"team": "vision", "guaranteed": 3, "borrowing_limit": 1},
-                     {"team": "nlp", "guaranteed": 1, "borrowing_limit": 1}]}
 
 
 def test_s38_nopreempt_bulk_cancel_says_the_reclaim_cooldown_a_single_cancel_says(sqlite_db: str,
                                                                                    tmp_path: Path) -> None:
-    clock = ManualClock(datetime.now(timezone.utc).replace(microsecond=0))
-    svc = SchedulerService(store=Store(sqlite_db, now=clock.now), inventory=SimulatedInventory(4, node="vm"),
-                           executor=LocalExecutor(tmp_path / "jobs"), clock=clock, cycle_interval_s=0.0,
-                           user_teams=TEAMS, scheduling_profile=SchedulingProfile(grace_s=5, min_runtime_s=0))
-    svc.set_quotas(QUOTAS, actor="admin")
-    held = svc.submit({"gpus": 2, "kernel_id": "k-a"}, user="s38a", kind="lease")["id"]  # vision uses 2
-    borrowed = svc.submit({"gpus": 2, "kernel_id": "k-c"}, user="s38c", kind="lease")["id"]  # nlp borrows 1
-    wait_until(lambda: state_of(svc, held) == state_of(svc, borrowed) == "running", "both leases", tick=svc.tick)
-    clock.advance(60)
+    svc, clock, _, _ = borrowing_world(sqlite_db, tmp_path, "s38a", "s38b", "s38c")
 
     # s38b's lease bound to no kernel (cancel --mine takes it) reclaims nlp's borrowed GPU, as designed
     taker = svc.submit({"gpus": 1}, user="s38b", kind="lease")["id"]
