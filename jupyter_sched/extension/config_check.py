@@ -26,7 +26,7 @@ from traitlets.config import Config
 from traitlets.config.loader import DeferredConfig, LazyConfigValue
 
 from ..errors import SchedError
-from ..wording.config import config_error_text
+from ..wording.config import config_error_text, setting_shape
 
 __all__ = ["ConfigProblems", "config_problems", "setting_error_text"]
 
@@ -82,7 +82,8 @@ def config_problems(config: Config, app_class: type[Any], *, config_name: str | 
             setattr(probe, name, _given(probe, name, value))
         except (TraitError, ValueError, TypeError) as exc:
             bad.add(name)
-            problems.append(config_error_text(str(exc), config_name=config_name))
+            problems.append(config_error_text(str(exc), config_name=config_name, shape=setting_shape(name, probe.traits()[name]),
+                                              command_line=isinstance(value, DeferredConfig)))  # newuser38 n5
     from ..services.config import settings_problems
 
     together = [] if probe.hub_service_url else settings_problems(probe.service_settings())  # a hub client builds none

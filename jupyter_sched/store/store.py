@@ -1997,7 +1997,8 @@ class Store:
             job = record.job
             tx.add_event(actor=actor or job.spec.user, action="submit", job_id=job.id, user=job.spec.user,
                          message=f"{_submitted_name(job)} submitted",
-                         details={"gpus": job.spec.resources.requested_gpus, "priority": job.spec.priority.value})
+                         details={"gpus": job.spec.resources.requested_gpus, "priority": job.spec.priority.value,
+                                  "kind": job.spec.kind.value})
         return out
 
     def get_job(self, job_id: str) -> JobRecord:
@@ -2147,12 +2148,18 @@ class Store:
 
 
 def _submitted_name(job: Job) -> str:
-    """How a submit's audit record names the work: ``training 'train'``, and a lease given no name by the name its
-    owner's card shows (:func:`~jupyter_sched.wording.jobs.work_name`: ``lease for /home/ann/nb2.ipynb``, newuser33 n4:
-    ``lease 'notebook lease' submitted`` beside a card and a Release dialog saying "lease for …/nb2.ipynb")."""
+    """How a submit's audit record names the work: ``job 'train'`` for a batch job, the kind every
+    ``jupyter-sched submit`` and ``%%schedule`` gets unless told (newuser38 n4: ``training 'small' submitted``
+    for ``submit -- sleep 100`` named a category its owner never chose); ``inference service 'serve'`` for
+    a service, which is asked for by name and behaves otherwise (restarted on failure); and a lease
+    given no name by the name its owner's card shows (:func:`~jupyter_sched.wording.jobs.work_name`:
+    ``lease for /home/ann/nb2.ipynb``, newuser33 n4). The kind itself is in the record's details."""
     from ..wording.jobs import work_name
 
     spec = job.spec
     shown = work_name({"name": spec.name, "kind": spec.kind.value, "kernel_id": spec.kernel_id,
                        "kernel_notebook": spec.kernel_notebook})
-    return f"{spec.kind.value} {spec.name!r}" if shown == spec.name else shown
+    if shown != spec.name:
+        return shown
+    return {JobKind.TRAINING: "job", JobKind.INFERENCE: "inference service"}.get(spec.kind, spec.kind.value) + \
+        f" {spec.name!r}"

@@ -6,8 +6,10 @@ expected a dict, not the str …")."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["CONFIG_FILE", "config_error_text", "no_quota_warning", "takeable_port_refusal", "takeable_port_warning"]
+__all__ = ["CONFIG_FILE", "SHAPE_EXAMPLES", "config_error_text", "no_quota_warning", "setting_shape", "takeable_port_refusal",
+           "takeable_port_warning"]
 
 CONFIG_FILE = "jupyter_sched_serve_config.py"
 """The file ``jupyter-sched serve`` reads its settings from, in any Jupyter config folder
@@ -17,14 +19,24 @@ _RAW = re.compile(r"The '(?P<name>\w+)' trait of an? (?P<cls>\w+) instance .*?ex
                   r"(?P<got>\w+) (?P<value>.*)", re.S)
 
 
-def config_error_text(message: str, *, config_name: str | None = CONFIG_FILE.removesuffix(".py")) -> str:
+def config_error_text(message: str, *, config_name: str | None = CONFIG_FILE.removesuffix(".py"),
+                      shape: str | None = None, command_line: bool | None = None) -> str:
     """``message`` as it is, or — traitlets' type error of a setting — which setting, what it needs
     and how to set it, for the app that is starting (``config_name``: its ServerApp's
     ``config_file_name``, ``jupyter_sched_serve_config`` for ``jupyter-sched serve``,
     ``jupyter_server_config`` for ``jupyter lab``, also when None or ""; new user 16, N10: a bad ``--SchedApp.gpu_sharing=sometimes``
     on ``jupyter lab`` was told a list or dict cannot be given on the command line, and to edit
     ``jupyter-sched serve``'s file). A choice (an ``Enum`` trait) names its choices and the option
-    that sets one; only a list or dict setting is sent to the config file."""
+    that sets one; only a list or dict setting is sent to the config file.
+
+    Args:
+        shape: the setting's whole shape with an example (:func:`setting_shape`), said instead of
+            traitlets' words for one element (newuser38 n5: ``time_limits``, a list of rules, was
+            "expected a dict, got the str '8h'").
+        command_line: where the value came from — True the command line, False a config file
+            (newuser38 n5: a value in ``jupyter_server_config.py`` was told "cannot be given as text on
+            the command line" and sent to the file it was in), None not known (both are named).
+    """
     raw = _RAW.match(message.strip())
     if raw is None:
         return message
@@ -34,18 +46,84 @@ def config_error_text(message: str, *, config_name: str | None = CONFIG_FILE.rem
     setting = f"{cls}.{raw['name']}"
     value = raw["value"].strip().rstrip(".")
     shown = value if len(value) <= 80 else value[:77] + "…"
+    got = f"the {_GOT.get(raw['got'], raw['got'])} {shown}"
     where = f"in {config_file} in your Jupyter config folder (~/.jupyter, or $JUPYTER_CONFIG_DIR)"
     choices = _choices(raw["want"])
+    if choices and command_line is False:
+        return f"c.{setting} = {shown}: must be one of {', '.join(choices)}. Fix: c.{setting} = {choices[0]!r} in the config file"
     if choices:
         return (f"c.{setting} = {shown}: must be one of {', '.join(choices)}. Fix: --{setting}={choices[0]} on the "
                 f"command line, or c.{setting} = {choices[0]!r} {where}")
-    if not _COLLECTION.search(raw["want"]):
-        return (f"c.{setting}: expected {raw['want']}, got the {raw['got']} {shown}. Fix: --{setting}=VALUE with "
+    if shape is None and not _COLLECTION.search(raw["want"]) and command_line is False:
+        want = _WANT.get(raw["want"], raw["want"])
+        return f"c.{setting}: expected {want}, got {got}. Fix: write it as {want} in the config file"
+    if shape is None and not _COLLECTION.search(raw["want"]):
+        return (f"c.{setting}: expected {raw['want']}, got {got}. Fix: --{setting}=VALUE with "
                 f"such a value on the command line, or c.{setting} = … {where}")
+    want, example = (shape or raw["want"]), _example(shape)
+    tip = _TIPS.get(raw["name"], "")
+    if command_line is False:  # in a config file (doctor reads only files): fix it there, in its shape
+        return f"c.{setting}: expected {want}, got {got}. Fix: write c.{setting} = {example} in the config file{tip}"
     helped = " (jupyter-sched serve --help)" if serve else ""
-    return (f"c.{setting}: expected {raw['want']}, got the {raw['got']} {shown}. Fix: a list or dict "
-            f"setting cannot be given as text on the command line; put `c.{setting} = …` (Python) {where} "
-            f"or pass --config=FILE{helped}")
+    if command_line:
+        return (f"c.{setting} (on the command line): expected {want}, got {got}. Fix: a list or dict setting "
+                f"cannot be given as text on the command line; put c.{setting} = {example} (Python) {where} or "
+                f"pass --config=FILE{helped}{tip}")
+    return (f"c.{setting}: expected {want}, got {got}. Fix: write c.{setting} = {example} (Python) in the config "
+            f"file that sets it ({config_file} in your Jupyter config folder, or --config=FILE{helped}); a list or "
+            f"dict setting cannot be given as text on the command line{tip}")
+
+
+_GOT = {"str": "text", "int": "number", "float": "number", "bool": "true/false value", "NoneType": "None"}
+"""traitlets' Python type names of a wrong value, in an admin's words (newuser38 n5: "got the str '8h'")."""
+
+_WANT = {"a float": "a number, e.g. 28800", "an int": "a whole number, e.g. 4", "a boolean": "True or False",
+         "a unicode string": "text in quotes"}
+"""traitlets' words of what a scalar setting takes, in an admin's."""
+
+SHAPE_EXAMPLES = {
+    "time_limits": '[{"team": "ml", "default_s": 14400, "max_s": 86400}]',
+    "quotas": '[{"team": "ml", "guaranteed": 4, "borrowing_limit": 2}]',
+    "user_teams": '{"ana": "ml"}',
+    "priority_grants": '{"teams": {"vision": ["high"]}, "users": {"ana": ["high"]}}',
+    "profiles": '{"bert-finetune": {"gpus": 4}}',
+    "kubernetes": '{"namespace": "jupyter-sched-work", "default_image": "python:3.12"}',
+    "gpu_prices": '{"NVIDIA H100 80GB HBM3": 4.0, "*": 1.5}',
+    "run_as_accounts": '{"alice@example.org": "alice"}',
+    "run_as_ids": '{"alice": [1001, 1001]}',
+    "run_as_default_ids": "[1000, 100]",
+    "run_as_denied_accounts": '["nfsnobody", "nobody"]',
+    "admin_users": '{"ana", "bo"}',
+    "hub_uids": "[1001]",
+    "hub_service_uids": "[1001]",
+    "db_server_uids": "[1001]",
+    "telemetry_uids": "[1001]",
+}
+"""A right value of each list, set or dict setting of ``SchedApp``/``HubSchedApp``, as docs/admin.md
+writes them: the fix of a wrong one shows it (newuser38 n5). A setting missing here is described by
+its trait alone (:func:`setting_shape`); each example is checked against its trait by the tests."""
+
+_TIPS = {"time_limits": "; for one limit for everyone, c.SchedApp.default_time_limit_s = 28800 (seconds) instead"}
+"""What a wrong value of a setting most likely meant (``time_limits = "8h"``: one limit for all)."""
+
+
+def setting_shape(name: str, trait: Any) -> str | None:
+    """The whole shape of the list, set or dict setting ``name`` (its traitlets ``trait``), with an
+    example: ``a list of rules (dicts), e.g. [{"team": "ml", …}]``; None for any other setting.
+    traitlets says only what one element expected (``expected a dict`` of ``time_limits``, newuser38 n5)."""
+    kind = type(trait).__name__
+    if kind not in ("List", "Set", "Tuple", "Dict"):
+        return None
+    inner = type(getattr(trait, "_trait", None)).__name__
+    items = {"Dict": "dicts", "Int": "whole numbers", "Unicode": "names", "Float": "numbers"}.get(inner, "values")
+    what = "a dict" if kind == "Dict" else f"a {kind.lower()} of {'rules (dicts)' if inner == 'Dict' else items}"
+    example = SHAPE_EXAMPLES.get(name)
+    return f"{what}, e.g. {example}" if example else what
+
+
+def _example(shape: str | None) -> str:
+    """The example a :func:`setting_shape` carries, else ``…``."""
+    return shape.split(", e.g. ", 1)[1] if shape and ", e.g. " in shape else "…"
 
 
 _COLLECTION = re.compile(r"\b(list|dict|set|tuple)\b", re.I)

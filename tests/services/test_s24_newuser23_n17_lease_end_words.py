@@ -141,7 +141,7 @@ def test_newuser33_n4_the_kernels_note_of_a_lease_released_from_the_panel_says_b
 def test_newuser33_n4_a_leases_submit_audit_names_it_as_its_card_does(services: Services) -> None:
     """newuser33 n4: the admin's Audit log said ``lease 'notebook lease' submitted`` (the stored default name) while
     the lease's card and Release dialog say ``lease for …/nb2.ipynb``: the submit's record says the display name
-    (:func:`~jupyter_sched.wording.jobs.work_name`); a named job keeps ``training 'train' submitted``."""
+    (:func:`~jupyter_sched.wording.jobs.work_name`); a named job reads ``job 'train' submitted`` (newuser38 n4)."""
     lease = make_job("l-nb", user="ann", kind=JobKind.LEASE, command=(), kernel_id="k-12345678",
                      kernel_notebook="/home/ann/nb2.ipynb")
     lease = replace(lease, spec=replace(lease.spec, name="notebook lease"))
@@ -149,4 +149,4 @@ def test_newuser33_n4_a_leases_submit_audit_names_it_as_its_card_does(services: 
     train = make_job("j-tr", user="ann")
     services.store.insert_job(JobRecord(job=replace(train, spec=replace(train.spec, name="train")), executor="local"))
     said = {e.job_id: e.message for e in services.store.list_events() if e.action == "submit"}
-    assert said == {"l-nb": "lease for /home/ann/nb2.ipynb submitted", "j-tr": "training 'train' submitted"}, said
+    assert said == {"l-nb": "lease for /home/ann/nb2.ipynb submitted", "j-tr": "job 'train' submitted"}, said
