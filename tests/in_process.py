@@ -30,5 +30,5 @@ def cancel_all_and_close(svc: Any, *, timeout_s: float = 30.0) -> None:
     while svc.list_jobs(user=None, state="admitted,running") and time.monotonic() < deadline:
         svc.tick()
         time.sleep(0.03)
-    svc.definitions.stop_firing()  # a firing pass its last tick started ends here, not in the next test (s38-edges)
+    svc.services.definitions.stop_firing()  # a firing pass its last tick started ends here, not in the next test (s38-edges)
     svc.store.close()
