@@ -44,9 +44,15 @@ c.JupyterHub.services = [
 # connection another account accepted (red team 31, R4); a hub that runs as its own account, not root, is
 # named to the service with c.HubSchedApp.hub_uids = [<its uid>] (users' servers: JUPYTER_SCHED_HUB_UIDS).
 # c.JupyterHub.hub_bind_url = "http://127.0.0.1:1081"
-# Hub users' jobs run as the OS account of the same name (what c.JupyterHub.spawner_class =
-# "localprocess" does for their servers); map other names in the service's config, e.g.
-# c.HubSchedApp.run_as_accounts = {"alice@example.org": "alice"}.
+
+# Local hosts only (the "command" form above: users' servers, kernels and jobs on the GPU host), as root: the
+# spawner that fences users' notebook servers, kernels and terminals from the GPUs — each opens only the GPUs of
+# its user's granted kernel leases (%gpu request). JupyterHub's stock LocalProcessSpawner leaves them open to
+# every GPU, a job's or a lease's, and the service WARNs "user servers are not fenced" at every start.
+# On Kubernetes (the "url" form above) it does not apply: it fences processes of this host, not pods.
+# c.JupyterHub.spawner_class = "jupyter_sched.hub.fence.FencedLocalProcessSpawner"
+# Hub users' jobs run as the OS account of the same name (as either spawner does for their servers); map
+# other names in the service's config, e.g. c.HubSchedApp.run_as_accounts = {"alice@example.org": "alice"}.
 
 # User servers forward their api/sched/ calls to the service (the URL includes the service prefix),
 # straight to its address: through the proxy (http://127.0.0.1:8000/…) they could not see who holds the

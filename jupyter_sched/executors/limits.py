@@ -379,8 +379,12 @@ class LocalLimits:
         so a job above it is killed by the out-of-memory killer (new user 25, N12)."""
         return "memory" in self.v1 or bool(self.v2)
 
-    def summary(self) -> str:
-        """One line on how jobs are isolated here (doctor, the service's start-up log, README)."""
+    def summary(self, *, floor_warned_apart: bool = False) -> str:
+        """One line on how jobs are isolated here (doctor, the service's start-up log, README).
+
+        ``floor_warned_apart``: the caller logs :func:`oom_floor_warning` as its own WARNING (a hub's service, as
+        root): then "no floor" here points at it instead of saying the same sentence again (newuser38 n6: the
+        CAP_SYS_RESOURCE sentence was logged twice per start)."""
         if self.fences_gpus:
             gpus = "GPUs fenced by a devices cgroup (a job opens only its own /dev/nvidiaN)"
         else:
@@ -397,6 +401,8 @@ class LocalLimits:
             memory = "no memory limit or out-of-memory counter"
         if oom_floor_problem() is None:
             oom = f"oom_score_adj {JOB_OOM_SCORE_ADJ} (out of memory, the kernel kills a job before this service)"
+        elif floor_warned_apart:
+            oom = f"oom_score_adj {JOB_OOM_SCORE_ADJ}, no floor (the WARNING below says why and the fix)"
         else:  # verify 26, V15: said as it is, with the fix
             oom = (f"oom_score_adj {JOB_OOM_SCORE_ADJ}, no floor (this service lacks CAP_SYS_RESOURCE: a job may set "
                    f"its own back to 0; fix: {OOM_FLOOR_FIX})")

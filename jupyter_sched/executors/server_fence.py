@@ -93,7 +93,14 @@ class ServerFence:
         self.base = root / "devices" / _SUBTREE / "servers"
         self.record = record
         self._allowed: dict[int, frozenset[int]] = {}
-        self._opened: frozenset[int] = self._read_record(adopt_without_record)
+        opened, missing = self._read_record(adopt_without_record)
+        self._opened: frozenset[int] = opened
+        if missing and self.record is not None:  # kept from the first start on: a later start reads it (newuser38 n6)
+            try:
+                write_json_atomic(self.record, {"opened": sorted(opened)})
+            except OSError as exc:  # a group's opening writes it again, and opens none unless it is written
+                log.warning("user servers' GPU record %s not written (%s); it is written again before a GPU is let "
+                            "open", self.record, exc)
 
     def group(self, uid: int) -> Path:
         """The group of account ``uid`` (made or not)."""
@@ -178,25 +185,31 @@ class ServerFence:
         if still_open != self._opened:
             self._write_record(still_open)
 
-    def _read_record(self, adopt_without_record: bool) -> frozenset[int]:
+    def _read_record(self, adopt_without_record: bool) -> tuple[frozenset[int], bool]:
+        """The accounts whose groups this service may have opened, and whether the record is missing (then
+        written at once). Where that is unknown (no record but ``adopt_without_record``, or a record that does
+        not read) every group of the host is managed once: each is let open only its account's leased GPUs."""
         if self.record is None:
-            return frozenset()
+            return frozenset(), False
         try:
             data = untrusted_json.loads(self.record.read_bytes())
             opened = data.get("opened") if isinstance(data, dict) else None
             if isinstance(opened, list) and all(isinstance(uid, int) and not isinstance(uid, bool) for uid in opened):
-                return frozenset(opened)
-            why = "no list of uids under 'opened'"
+                return frozenset(opened), False
+            why = "it holds no list of uids under 'opened'"
         except FileNotFoundError:
             if not adopt_without_record:
-                return frozenset()
-            why = "not there yet, and this service ran here before"
+                return frozenset(), True  # a first start: it opened none, nothing to say
+            why = ("it is not there, yet jobs ran from this log_dir before (a version that kept no record, or the "
+                   "record was removed)")
         except (OSError, ValueError) as exc:
-            why = str(exc)
-        # which groups this service opened is unknown: it manages every one once, so none stays open unleased
-        log.warning("user servers' fence record %s: %s; every account's group is closed unless its lease holds a "
-                    "GPU", self.record, why)
-        return self.accounts()
+            why = f"it does not read ({exc})"
+        # newuser38 n6: said in the reader's words ("ran here before", "every account's group is closed" were not)
+        log.warning("which hub users' notebook servers this service let open a GPU is not known: %s is its record "
+                    "and %s; so at this start every user's notebook server, kernels and terminals on this host may "
+                    "open only the GPUs of that user's own granted kernel leases (%%gpu request), the others none",
+                    self.record, why)
+        return self.accounts(), True
 
     def _write_record(self, opened: set[int] | frozenset[int]) -> bool:
         """Keep ``opened`` as the accounts whose groups may be open (True: kept)."""

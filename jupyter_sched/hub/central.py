@@ -76,9 +76,10 @@ from ..services.script_check import use_job_python
 from ..store.outage import log_store_failure
 from ..wording.config import no_quota_warning, takeable_port_refusal, takeable_port_warning
 from .activity import ActivityCollector, ActivityReporter
+from .admin_roll import AdminRoll
 from .budgets import warn_budgets
-from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, user_servers
-from .identity import ADMIN_SCOPE, HubUser, admins_said, bound_token_checks, is_admin
+from .hubapi import HUB_TIMEOUT_S, HubAPI, HubLookupError, all_users, user_servers
+from .identity import ADMIN_SCOPE, HubUser, bound_token_checks, is_admin
 from .idle_shutdown import HubKernelShutdown, draining
 from .job_python import job_python_warning, missing_jupyter_sched
 from .listener import first_unprivileged_port
@@ -234,8 +235,9 @@ class HubSchedApp(SchedApp):
     def service_settings(self) -> dict[str, Any]:
         """The embedded settings, less ``user_teams``: here hub groups say who is in which team (the
         trait's help), so the config's memberships are not put in the store (new user 20, N21); plus
-        ``gpu_price_unit`` (hub only, as ``gpu_prices``)."""
-        return {**super().service_settings(), "user_teams": {}, "gpu_price_unit": self.gpu_price_unit}
+        ``gpu_price_unit`` (hub only, as ``gpu_prices``) and ``warns_oom_floor``."""
+        return {**super().service_settings(), "user_teams": {}, "gpu_price_unit": self.gpu_price_unit,
+                "warns_oom_floor": True}  # its own WARNING at start (oom_floor_warning): said once (newuser38 n6)
 
     @validate("gpu_price_unit")
     def _check_price_unit(self, proposal: Any) -> str:
@@ -456,8 +458,11 @@ class HubSchedApp(SchedApp):
         if problem is None and executor.limits is not None and executor.limits.fences_gpus:
             record = executor.dirs.state / ".server-fence.json"
             # a log_dir with job records but no fence record: a service from before the record (session 36) ran
-            # here and may have left any group open, so the first pass manages them all; a fresh one opened none
-            ran_before = any(p.name != record.name for p in executor.dirs.state.iterdir())
+            # here and may have left any group open, so the first pass manages them all; a fresh one opened none.
+            # Job launch records only (<job id>.json/.err): store_id is written by any start, one that then
+            # refused its settings too (newuser38 n6: its next start, the first to serve, read "ran here before")
+            ran_before = any(p.suffix in (".json", ".err") and p.name != record.name
+                             for p in executor.dirs.state.iterdir())
             executor.servers = ServerFence(record=record, adopt_without_record=ran_before)
             self._say_spawner = True  # whether this hub's spawner fences them: asked of the hub at start (new user 22)
         else:
@@ -499,14 +504,17 @@ class HubSchedApp(SchedApp):
         if bound_token_checks(self._hub_timeout_s()):
             self.log.debug("jupyter_sched: hub token checks time out after %g s", self._hub_timeout_s())
         await super()._start_jupyter_server_extension(serverapp)
-        self.log.info("jupyter_sched: %s", admins_said(getattr(self._provider(), "admin_scope", None) or ADMIN_SCOPE,
-                                                       self.admin_users))
+        # by name (newuser38 n7): admin_users now, the hub's admins at the first read of its user list
+        self._admin_roll = AdminRoll(getattr(self._provider(), "admin_scope", None) or ADMIN_SCOPE, self.admin_users)
+        self.log.info("jupyter_sched: %s", self._admin_roll.line())
         if getattr(self, "_say_spawner", False):
             IOLoop.current().spawn_callback(self._log_spawner_fence)
         if self.hub_poll_interval_s > 0:
             self._reaper = PeriodicCallback(self._reap_tick, self.hub_poll_interval_s * 1000)
             self._reaper.start()
             self._offboard_tick()
+        else:  # no poll reads the hub's users: read once, for the admins' names
+            fire_and_forget(self._name_hub_admins(), what="a read of the hub's admins")
         if self.budget_check_interval_s > 0:
             self._budget_timer = PeriodicCallback(self._budget_tick, self.budget_check_interval_s * 1000)
             self._budget_timer.start()
@@ -514,6 +522,19 @@ class HubSchedApp(SchedApp):
         self._listening_timer = PeriodicCallback(self._listening_tick, LISTENING_BEAT_S * 1000)
         self._listening_timer.start()
         IOLoop.current().add_callback(self._listening_tick)
+
+    async def _name_hub_admins(self) -> None:
+        """Read the hub's users once and log its admins by name (:mod:`.admin_roll`; with no hub poll)."""
+        try:
+            self._seen_admins(await all_users(self._hub()))
+        except HubLookupError as exc:
+            self.log.warning("jupyter_sched: scheduler admins: the hub's admins could not be read (%s); a hub "
+                             "admin is still one at each request, as the hub says", exc)
+
+    def _seen_admins(self, models: Mapping[str, Mapping[str, Any]]) -> None:
+        roll = getattr(self, "_admin_roll", None)
+        if roll is not None and (said := roll.seen(models)) is not None:
+            self.log.info("jupyter_sched: %s", said)
 
     def _listening_tick(self) -> None:
         """Write this process's listening span, then its last sign of life (:mod:`.listening`), off the loop; one at
@@ -565,6 +586,9 @@ class HubSchedApp(SchedApp):
             raise refused
         scope = getattr(self._provider(), "admin_scope", None)
         admin = is_admin(user, scope) if scope else user.hub_admin
+        roll = getattr(self, "_admin_roll", None)
+        if admin and roll is not None and (said := roll.scope_admin(name, hub_admin=user.hub_admin)) is not None:
+            self.log.info("jupyter_sched: %s", said)  # an admin by the token's scope: named once (newuser38 n7)
         return Identity(name=name, is_admin=admin or name in set(self.admin_users))
 
     def _audit_lookalike(self, refused: AuthorizationError) -> None:
@@ -637,6 +661,7 @@ class HubSchedApp(SchedApp):
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
         keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7); the users' names
         are the known names a look-alike caller is refused for (:func:`~.lookalike_names.lookalike_refusal`, red29 R2)."""
+        self._seen_admins(models)  # named in the log at the first read and when they change (newuser38 n7)
         names = frozenset(str(name) for name in models)
         if names != getattr(self, "_known_names", None):
             self._known_names = names

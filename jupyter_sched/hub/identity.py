@@ -49,8 +49,7 @@ from .hub_peer import guard_hub_auth, hub_sync_client
 from .hubapi import HUB_TIMEOUT_S, HubAPI
 from .service_token import TokenWatch
 
-__all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "admins_said", "bound_token_checks", "choose_team",
-           "is_admin"]
+__all__ = ["ADMIN_SCOPE", "HubIdentityProvider", "HubUser", "bound_token_checks", "choose_team", "is_admin"]
 
 _MUTATIONS = frozenset({"POST", "PUT", "PATCH"})
 """Request methods whose admission decides on a fresh membership view (``membership_fresh_s``)."""
@@ -74,17 +73,6 @@ class HubUser(JupyterHubUser):  # type: ignore[misc]  # jupyterhub ships no type
         self.hub_admin = bool(admin)
         self.hub_groups = tuple(sorted(groups))
         self.scopes = frozenset(str(s) for s in hub_user.get("scopes") or ())
-
-
-def admins_said(admin_scope: str, admin_users: Iterable[str]) -> str:
-    """Who is a scheduler admin on this hub, as the service's start-up log says it (hubadmin23 A8:
-    the trait help said hub mode ignores ``c.SchedApp.admin_users`` while the service honoured it):
-    ``scheduler admins: the hub's admins, holders of the scope custom:jupyter-sched:admin
-    (c.HubIdentityProvider.admin_scope), and c.SchedApp.admin_users (boss, ha23c)`` — ``(none)``
-    when that set is empty."""
-    names = ", ".join(sorted(admin_users)) or "none"
-    return (f"scheduler admins: the hub's admins, holders of the scope {admin_scope} "
-            f"(c.HubIdentityProvider.admin_scope), and c.SchedApp.admin_users ({names})")
 
 
 def is_admin(user: HubUser, admin_scope: str = ADMIN_SCOPE) -> bool:

@@ -183,7 +183,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
         ValidationError / StoreError: a setting is unusable (names the field), including an
             ``inventory_file`` that does not read as an inventory.
     """
-    from ..executors.limits import LocalLimits, minor_resolver
+    from ..executors.limits import LocalLimits, minor_resolver, oom_floor_warning
     from ..executors.local import LISTEN_S, RELISTEN_S, LocalExecutor
     from ..inventory.factory import default_inventory_source
     from ..inventory.simulated import SimulatedInventory
@@ -218,7 +218,10 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     # runs other accounts' jobs without CAP_SYS_RESOURCE, so their oom_score_adj is no floor (verify 26, V15), is
     # the hub's WARNING (executors.limits.oom_floor_warning, where it starts running them): a personal lab runs its
     # own user's jobs, and this line is then INFO (newuser28 n11: the first WARNING a new user read)
-    (logger.info if limits.fences_gpus else logger.warning)("jupyter_sched: %s", limits.summary())
+    # ... said once: where the hub's service warns it apart, this line points at that WARNING (newuser38 n6)
+    apart = bool(settings.get("warns_oom_floor")) and oom_floor_warning() is not None
+    (logger.info if limits.fences_gpus else logger.warning)("jupyter_sched: %s",
+                                                             limits.summary(floor_warned_apart=apart))
     executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None,
                              max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20, limits=limits,
                              max_user_log_bytes=int(settings.get("max_user_log_mib", 0)) << 20,

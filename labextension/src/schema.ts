@@ -1435,9 +1435,9 @@ export interface components {
         GetEtaAccuracyResponse: {
             /** @description admissions read (the newest) */
             window: number;
-            /** @description of them, jobs that waited before starting */
+            /** @description of them, jobs that waited before starting (a job waiting now counts once it starts: an ETA is checked against its job's start) */
             jobs: number;
-            /** @description share (0..1) of those jobs that had an ETA when queued; null when no job waited (nothing measured, not 0 %) */
+            /** @description share (0..1) of those jobs that had an ETA when queued; null when no waiting job has started yet (nothing measured, not 0 %) */
             coverage: number | null;
             /** @description median |actual - predicted start|, seconds */
             median_abs_error_s: number | null;

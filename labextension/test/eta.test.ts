@@ -38,6 +38,8 @@ describe('ETA accuracy in the admin view (GET eta-accuracy)', () => {
         p90_abs_error_s: null, max_abs_error_s: null, mean_signed_error_s: null },
       trans
     );
-    expect(line).toBe('No job has waited for GPUs yet: no ETA to check.');
+    expect(line).toBe(
+      "No waiting job has started yet (the last 3 jobs started at once), so no ETA can be scored: an ETA is checked against its job's start, and a job waiting now counts once it starts."
+    );
   });
 });

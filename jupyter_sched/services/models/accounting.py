@@ -203,9 +203,10 @@ class GetEtaAccuracyResponse(ResponseModel):
     last ``window`` admissions (case 034; :func:`jupyter_sched.backfill.accuracy.accuracy_from_admits`)."""
 
     window: int = Field(description="admissions read (the newest)")
-    jobs: int = Field(description="of them, jobs that waited before starting")
+    jobs: int = Field(description="of them, jobs that waited before starting (a job waiting now counts once it "
+                                  "starts: an ETA is checked against its job's start)")
     coverage: float | None = Field(description="share (0..1) of those jobs that had an ETA when queued; null when "
-                                               "no job waited (nothing measured, not 0 %)")
+                                               "no waiting job has started yet (nothing measured, not 0 %)")
     median_abs_error_s: float | None = Field(description="median |actual - predicted start|, seconds")
     median_wait_s: float | None = Field(description="median time those jobs waited, seconds")
     error_of_wait: float | None = Field(description="median_abs_error_s / median_wait_s (the goal is <= 0.15)")

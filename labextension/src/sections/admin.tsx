@@ -863,6 +863,32 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
 }
 
 /**
+ * Why no ETA has been scored yet (an answer whose median error is null). An ETA is checked against its job's
+ * start, so a job waiting now counts only once it starts: "No job has waited for GPUs yet" read false to an
+ * admin whose job had been pending 3 minutes (newuser38 n3), and it was also said when jobs that waited had
+ * started with no ETA (coverage 0).
+ */
+export function noEtaScoredLine(acc: Schemas['GetEtaAccuracyResponse'], trans: TranslationBundle): string {
+  const after = trans.__("an ETA is checked against its job's start, and a job waiting now counts once it starts.");
+  if (!acc.jobs || acc.coverage === null) {
+    if (!acc.window) {
+      return trans.__('No job has started yet, so no ETA can be scored: %1', after);
+    }
+    return trans._n(
+      'No waiting job has started yet (the last job started at once), so no ETA can be scored: %2',
+      'No waiting job has started yet (the last %1 jobs started at once), so no ETA can be scored: %2',
+      acc.window,
+      after
+    );
+  }
+  return trans._n(
+    'The last job that waited for GPUs had no ETA when queued, so no ETA can be scored yet.',
+    'None of the last %1 jobs that waited for GPUs had an ETA when queued, so no ETA can be scored yet.',
+    acc.jobs
+  );
+}
+
+/**
  * One sentence on how good the ETAs were (GET eta-accuracy): the median error of the start
  * predicted when each job was queued, against its wait, and the share of jobs that had one.
  */
@@ -872,7 +898,7 @@ export const SHARE_FLOOR_S = 60;
 
 export function etaAccuracyLine(acc: Schemas['GetEtaAccuracyResponse'], trans: TranslationBundle): string {
   if (!acc.jobs || acc.coverage === null || acc.median_abs_error_s === null) {
-    return trans.__('No job has waited for GPUs yet: no ETA to check.');
+    return noEtaScoredLine(acc, trans);
   }
   // under a second with one decimal: "off by 0 s, 45 % of the median wait (0 s)" read as a
   // contradiction (new user 6, F6); a share of a sub-second wait is not said at all
