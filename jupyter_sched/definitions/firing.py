@@ -43,7 +43,9 @@ audit record per definition per hour says so and how many (``definition 'd1': 58
 skipped since 13:25 UTC …``; red team 17, R4: a rejected job, a run and an audit row per skipped
 firing made a job flood a row flood, 6,000 rows an hour from one user). The firings counted are
 read from the store's runs at a user's first firing after a (re)start; the skip counts between two
-records are kept by the leading engine (:class:`.skip_log.SkipLog`; a restart starts them afresh).
+records are kept by the leading engine (:class:`.skip_log.SkipLog`; a restart starts them afresh). Once the pass has
+written a definition's row, its next firings over the rate are told from memory, with no read, and written together,
+one transaction a pass (:mod:`.rate_skips`; session 38: four store round-trips a skipped firing before).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from ..model import Job, JobSpec, JobState
 from ..model.units import zone_label
 from .model import DefinitionRun, JobDefinition, MissedPolicy, RunTrigger
 from .overlap import FIRE, OverlapDecision, PreviousRun, overlap_decision, skipped_after
+from .rate_skips import RateSkip, RateSkips, over_rate
 from .schedule import CronSchedule, FiringPlan, next_firing, parse_schedule, plan_firings
 from .skip_log import SkipLog
 from .turns import in_turn
@@ -187,6 +190,7 @@ class DefinitionFiring:
         self.max_per_user_hour = max_per_user_hour
         self._fired: dict[str, deque[tuple[datetime, str]]] = {}  # per user, (instant, definition) fired in the last hour
         self._skip_log = SkipLog(max_per_user_hour)  # skips not recorded yet, per definition (red team 17, R4)
+        self._rate_skips = RateSkips(max_per_user_hour, misfire_grace_s)  # over the rate, told from memory (s38)
         self._busy_said: dict[str, str] = {}  # per definition id: the last "not fired now" logged
         self._publish = publish or (lambda event: None)
         self._turn = 0  # where the next pass's order of owners starts (:func:`.turns.in_turn`)
@@ -242,6 +246,7 @@ class DefinitionFiring:
             at = self._due(head)
             if at is not None and now >= at:
                 due.append(head)
+        owners: dict[str, str] = {}
         if len(due) > 1:  # owners in turn: one user's many never hold another's few back (s37-defs, red36)
             with self.store.transaction(write=False) as tx:
                 owners = definition_owners(tx, [head.id for head in due])  # the owner column alone
@@ -250,10 +255,16 @@ class DefinitionFiring:
             due, self._turns = in_turn(due, lambda head: owners.get(head.id, ""), self.max_due_per_pass,
                                        self._turns, self._turn)
             self._turn += 1
+        rate_skips: list[RateSkip] = []
         for head in due:
             if stop is not None and stop():  # no longer leading, or shutting down: the next leader fires the rest
                 report.next_due = now
                 break
+            schedule = self._schedule(head)
+            skip = None if schedule is None else self._rate_skips.decide(head, schedule, now, self._fired)
+            if skip is not None and owners.get(head.id, skip.definition.user) == skip.definition.user:
+                rate_skips.append(skip)  # no row read: written with the pass's other skips (session 38)
+                continue
             try:
                 with self.store.transaction(write=False) as tx:
                     definition = get_definition(tx, head.id)  # the whole row: only of a due definition
@@ -275,6 +286,7 @@ class DefinitionFiring:
                                   "the cause changes)", head.id)
             else:
                 self._busy_said.pop(head.id, None)
+        self._write_rate_skips(rate_skips, now, report)
         dues = [at for d in heads if (at := self._next_due.get((d.id, d.version))) is not None]
         if report.next_due is None:
             report.next_due = min(dues, default=None)
@@ -391,7 +403,9 @@ class DefinitionFiring:
                 tx.add_event(actor="scheduler", action="definition_updated", job_id=None, user=definition.user,
                              message=said, details={"definition_id": definition.id, "fields": ["paused"],
                                                     "why": "team_refused", "team": definition.team})
-            update_definition(tx, replace(current, cursor=plan.cursor, skipped=kept, paused=current.paused or paused))
+            written = update_definition(tx, replace(current, cursor=plan.cursor, skipped=kept,
+                                                    paused=current.paused or paused))
+        self._rate_skips.wrote(written, version=written.version, skipped=kept)
         if paused:
             log.warning("jupyter_sched: %s", said)
         self._skip_log.keep(definition.id, skipped)
@@ -412,15 +426,47 @@ class DefinitionFiring:
         if definition.user not in self._fired:
             self._fired[definition.user] = self._fired_before(definition.user, at)
         fired = self._fired[definition.user]
-        while fired and fired[0][0] <= at - _HOUR:
-            fired.popleft()
-        key = (at, definition.id)
-        if key in fired:
-            return None
-        if len(fired) >= limit:
-            return len(fired)
-        fired.append(key)
-        return None
+        counted = over_rate(fired, at, definition.id, limit)
+        if counted is None and (at, definition.id) not in fired:
+            fired.append((at, definition.id))
+        return counted
+
+    def _write_rate_skips(self, skips: list[RateSkip], now: datetime, report: FiringReport) -> None:
+        """Write the firings the pass skipped over their owners' rate from memory (:mod:`.rate_skips`): ONE
+        transaction for them all — each definition's cursor, version and ``skipped`` by compare-and-set, its
+        ``definition_skipped`` record when one is due — as :meth:`_fire` writes a rate skip, without its reads.
+        A definition changed meanwhile is left as it is (a conflict: its next firing takes the full path)."""
+        from ..store.definitions import record_skips
+
+        if not skips:
+            return
+        planned = []
+        for skip in skips:
+            d, instants = skip.definition, list(skip.instants)
+            state, records = self._skip_log.records(d, instants, fired_again=None, now=now)
+            kept = skipped_after(d.skipped, [at for at, _ in instants], cause="rate", job_id=None,
+                                 why=self._skip_log.rate_text(d, instants[-1][1]))
+            assert kept is not None
+            planned.append((skip, state, records, kept))
+        written = []
+        with self.store.transaction(now=now) as tx:
+            for skip, state, records, kept in planned:
+                d = skip.definition
+                if not record_skips(tx, d.id, version=d.version, cursor=skip.cursor, skipped=kept):
+                    continue
+                written.append((skip, state, kept))
+                for message, details in records:
+                    tx.add_event(actor="scheduler", action="definition_skipped", job_id=None, user=d.user,
+                                 message=message, details=details)
+        done = {skip.definition.id for skip, _, _ in written}
+        for skip, state, kept in written:
+            self._skip_log.keep(skip.definition.id, state)
+            self._rate_skips.wrote(skip.definition, version=skip.definition.version + 1, skipped=kept)
+            report.skipped += len(skip.instants)
+        for skip in skips:
+            if skip.definition.id not in done:
+                report.conflicts += 1
+                self._rate_skips.forget(skip.definition.id)
 
     def _overlap(self, definition: JobDefinition) -> OverlapDecision:
         """Whether ``definition``'s firing runs beside its newest scheduled run (:func:`.overlap.overlap_decision`

@@ -35,6 +35,7 @@ __all__ = [
     "list_definitions",
     "list_firing_heads",
     "list_runs",
+    "record_skips",
     "run_for_job",
     "update_definition",
 ]
@@ -51,10 +52,14 @@ def _spec(d: JobDefinition) -> dict[str, Any]:
                             "parameters": dict(d.parameters), "job": dict(d.job), "compute_type": d.compute_type,
                             "overlap": d.overlap.value}
     if d.skipped is not None:
-        s = d.skipped
-        spec["skipped"] = {"count": s.count, "first": ts(s.first), "last": ts(s.last), "why": s.why,
-                           "cause": s.cause, "job_id": s.job_id}
+        spec["skipped"] = _skipped_json(d.skipped)
     return spec
+
+
+def _skipped_json(s: SkippedFirings) -> dict[str, Any]:
+    """The spec's ``skipped`` object (read back by :func:`_skipped`)."""
+    return {"count": s.count, "first": ts(s.first), "last": ts(s.last), "why": s.why, "cause": s.cause,
+            "job_id": s.job_id}
 
 
 def _skipped(value: Any) -> SkippedFirings | None:
@@ -209,6 +214,35 @@ def update_definition(tx: StoreTx, definition: JobDefinition) -> JobDefinition:
         raise ConflictError(f"definition {definition.id} changed meanwhile", field="definition_id",
                             hint="read it again and retry")
     return new
+
+
+def record_skips(tx: StoreTx, definition_id: str, *, version: int, cursor: datetime, skipped: SkippedFirings) -> bool:
+    """Move a definition's cursor past firings it skipped and keep them in its ``skipped``, without reading its row:
+    one compare-and-set ``UPDATE`` of its cursor, version (+1) and the ``skipped`` key of its spec (SQLite's
+    ``json_set``, PostgreSQL's ``jsonb ||``; the rest of the spec as it is), as the firing pass writes the firings its
+    owner's rate skipped (:mod:`jupyter_sched.definitions.rate_skips`; session 38: each one read the whole row, ~180 KB
+    of spec at red29's caps, and wrote it back). Whether the row still had ``version`` (False: it changed, was paused
+    or deleted meanwhile, and nothing was written)."""
+    value = dumps(_skipped_json(skipped))
+    dialect = tx.conn.dialect.name
+    spec: Any
+    if dialect == "sqlite":
+        spec = sa.func.json_set(_D.c.spec, "$.skipped", sa.func.json(value))
+    elif dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import JSONB
+
+        patch = sa.func.jsonb_build_object("skipped", sa.cast(sa.literal(value), JSONB))
+        spec = sa.cast(sa.cast(_D.c.spec, JSONB).op("||")(patch), sa.Text)
+    else:  # another database: its JSON functions unknown, the spec read and written whole
+        row = tx.conn.execute(sa.select(_D.c.spec).where(_D.c.id == definition_id, _D.c.version == version)).first()
+        if row is None:
+            return False
+        spec = dumps({**(loads(row[0]) or {}), "skipped": loads(value)})
+    result = tx.conn.execute(
+        _D.update().where(_D.c.id == definition_id, _D.c.version == version, _D.c.deleted_at.is_(None),
+                          _D.c.paused == sa.false())
+        .values(cursor=ts(cursor), version=version + 1, spec=spec))
+    return bool(result.rowcount == 1)
 
 
 def delete_definition(tx: StoreTx, definition: JobDefinition, *, at: datetime) -> None:

@@ -13,8 +13,10 @@ clock; the CLI's and REST's end to end is ``tests/web/test_s38_defs_cli_one_serv
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from def_builders import Server, at
@@ -106,3 +108,120 @@ def test_s38_defs_5_a_scheduled_firing_submits_what_the_definition_says_no_preem
     clock.advance(60)
     second = server.fire_due().created
     assert len(second) == 1 and server.store.get_job(second[0]).job.spec.no_preempt is False
+
+
+# ---- item 3: a firing skipped over its owner's rate is decided from memory ------------------------------------------
+
+EVERY_MINUTE = {"script": "rate.py", "schedule": "* * * * *", "timezone": "UTC", "gpus": 0, "overlap": "allow"}
+
+
+def _rate_server(url: str, tmp_path: Path, *, from_memory: bool = True) -> tuple[Server, list[str], ManualClock]:
+    """mallory's three minutely definitions, at most two firings an hour: at 10:01 two run, one is skipped."""
+    from jupyter_sched.definitions.rate_skips import RateSkips
+
+    clock = ManualClock(at("2026-12-07T10:00:30+00:00"))
+    server = Server(url, clock, tmp_path / "jobs", max_firings_per_user_hour=2)
+    if not from_memory:  # the pass as before session 38: every skip on the full path
+        server.definitions.firing._rate_skips = RateSkips(0, 60.0)
+    ids = []
+    for n in range(3):  # a second apart: ids sort as made, so two stores take them in one order
+        ids.append(server.create({**EVERY_MINUTE, "name": f"r{n}"}, user="mallory")["id"])
+        clock.advance(1)
+    clock.advance(57)
+    first = server.fire_due()
+    assert len(first.created) == 2 and first.skipped == 1, first
+    return server, ids, clock
+
+
+def test_s38_defs_3_a_firing_over_the_rate_reads_no_row_and_writes_the_pass_in_one_transaction(
+        db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: each firing skipped over its owner's rate read the definition's whole row, its newest run and that run's
+    job, and wrote the row back in a transaction of its own (4 store round-trips a skip, on the firing thread). Now a
+    pass of such skips reads the firing heads and owners and writes once; the skips are kept as before (``skipped``,
+    the cursor, one audit record an hour)."""
+    server, ids, clock = _rate_server(db_url, tmp_path)
+    reads: list[str] = []
+    transactions: list[bool] = []
+
+    def spy(name: str, real: Callable[..., Any], *, write: bool = False) -> Callable[..., Any]:
+        def called(*args: Any, **kwargs: Any) -> Any:
+            (transactions.append(kwargs.get("write", True)) if write else reads.append(name))
+            return real(*args, **kwargs)
+        return called
+
+    for name in ("get_definition", "list_runs", "list_definitions", "_from_row"):
+        monkeypatch.setattr(stored, name, spy(name, getattr(stored, name)))
+    monkeypatch.setattr(server.store, "transaction", spy("transaction", server.store.transaction, write=True))
+    monkeypatch.setattr(server.store, "get_job", spy("get_job", server.store.get_job))
+    for _ in range(3):  # 10:02, 10:03, 10:04: every firing over the rate
+        clock.advance(60)
+        transactions.clear()
+        report = server.fire_due()
+        assert report.skipped == 3 and not report.created and not report.conflicts, report
+        assert not reads, reads  # no row, run or job read
+        assert transactions.count(True) == 1 and len(transactions) <= 3, transactions  # heads, owners, one write
+    monkeypatch.undo()
+    for d_id in ids:
+        d = server.get(d_id, user="mallory")
+        skipped = d["skipped"]
+        assert skipped["cause"] == "rate" and skipped["last"] == "2026-12-07T10:04:00Z", skipped
+        assert "mallory's definitions already fired 2 runs in the hour" in skipped["why"], skipped
+        with server.store.transaction(write=False) as tx:
+            row = stored.get_definition(tx, d_id)
+        assert row.cursor == at("2026-12-07T10:04:00+00:00") and row.args == () and row.job["gpus"] == 0, row
+    assert {server.get(d_id, user="mallory")["skipped"]["count"] for d_id in ids} == {3, 4}  # r2 skipped at 10:01 too
+    audited = server.store.list_events(action="definition_skipped", limit=100)
+    assert len(audited) == 3 and all(e.job_id is None for e in audited), [e.message for e in audited]
+
+
+def test_s38_defs_3_the_skips_told_from_memory_are_the_skips_the_full_path_writes(tmp_path: Path) -> None:
+    """Same scenario, two stores: the pass deciding from memory and the pass as before leave the same definitions
+    (cursor, skipped) and the same audit records, over an hour and a half (its hourly summary records included)."""
+    from jupyter_sched.store import sqlite_url
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    new, new_ids, new_clock = _rate_server(sqlite_url(tmp_path / "a" / "s.sqlite"), tmp_path / "a")
+    old, old_ids, old_clock = _rate_server(sqlite_url(tmp_path / "b" / "s.sqlite"), tmp_path / "b", from_memory=False)
+    for _ in range(90):
+        new_clock.advance(60)
+        old_clock.advance(60)
+        a, b = new.fire_due(), old.fire_due()
+        assert (len(a.created), a.skipped) == (len(b.created), b.skipped), (a, b)
+
+    def kept(server: Server, ids: list[str]) -> list[tuple[object, ...]]:
+        with server.store.transaction(write=False) as tx:
+            rows = [stored.get_definition(tx, d_id) for d_id in ids]
+        return [(d.name, d.cursor, d.skipped) for d in rows]
+
+    assert kept(new, new_ids) == kept(old, old_ids)
+    said = [(e.message, {k: v for k, v in e.details.items() if k != "definition_id"})
+            for e in new.store.list_events(action="definition_skipped", limit=1000)]
+    assert said == [(e.message, {k: v for k, v in e.details.items() if k != "definition_id"})
+                    for e in old.store.list_events(action="definition_skipped", limit=1000)]
+    assert len(said) >= 6  # each definition's first skip and its hourly summaries
+
+
+def test_s38_defs_3_a_definition_changed_meanwhile_is_not_written_and_is_read_again(db_url: str,
+                                                                                     tmp_path: Path) -> None:
+    """An edit between two passes: the next firing takes the full path (its row read); a change between the
+    decision and the write: the write finds another version and leaves the row (a conflict, nothing written)."""
+    server, ids, clock = _rate_server(db_url, tmp_path)
+    clock.advance(60)
+    assert server.fire_due().skipped == 3
+    server.update(ids[0], {"time_limit": "5m"}, user="mallory")
+    firing = server.definitions.firing
+    assert ids[0] not in firing._rate_skips.known or \
+        firing._rate_skips.known[ids[0]].version != server.get(ids[0], user="mallory")["version"]
+    with server.store.transaction(write=False) as tx:
+        before = stored.get_definition(tx, ids[1])
+    assert before.skipped is not None
+    with server.store.transaction() as tx:  # a stale version: refused, nothing written
+        assert not stored.record_skips(tx, ids[1], version=before.version - 1, cursor=at("2026-12-07T11:00:00+00:00"),
+                                       skipped=before.skipped)
+    with server.store.transaction(write=False) as tx:
+        assert stored.get_definition(tx, ids[1]) == before
+    clock.advance(60)
+    report = server.fire_due()
+    assert report.skipped == 3 and not report.conflicts, report
+    assert server.get(ids[0], user="mallory")["skipped"]["last"] == "2026-12-07T10:03:00Z"
