@@ -37,6 +37,7 @@ import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
 import { type EditFocus, jobEdit, killedOutOfMemory, limitStoppedToast, limitThatStopped, memoryWords, outOfMemoryToast, resubmitBody } from './sections/submit';
 import { SchedSidebar, SidebarState } from './sidebar';
 import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from './submitting';
+import { keepAliveOffered } from './keepalive';
 import { KernelGpuStatus } from './statusbar';
 import { ISchedModel, ISchedSections } from './tokens';
 import { holdAction, type Job, resourcesOf } from './types';
@@ -405,7 +406,8 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       isEnabled: args => {
         const id = jobIdFrom(app, args);
         const lease = id ? model.find(id) : undefined;
-        return !!id && !(lease && model.keptAlive(lease));
+        // a lease that holds no GPUs has none to keep (newuser38 n11); one not loaded here: the server says
+        return !!id && !(lease && (model.keptAlive(lease) || !keepAliveOffered(lease)));
       },
       execute: async args => {
         const id = jobIdFrom(app, args);

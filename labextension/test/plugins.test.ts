@@ -269,6 +269,9 @@ describe('plugins', () => {
     expect(commands.isEnabled(CommandIDs.keepalive, { id: 'l2' })).toBe(false);
     // the lease granted again (a new attempt) may keep alive again
     expect(model.keptAlive({ ...model.find('l1')!, attempts: 2 })).toBeNull();
+    // newuser38 n11: a lease waiting again (preempted) holds no GPUs to keep: the command is off
+    model.upsert({ ...model.find('l1')!, state: 'preempted', attempts: 2 });
+    expect(commands.isEnabled(CommandIDs.keepalive, { id: 'l1' })).toBe(false);
     model.dispose();
   });
 

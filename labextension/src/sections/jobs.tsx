@@ -8,6 +8,7 @@ import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
 import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, shownText, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { keepAliveOffered } from '../keepalive';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
@@ -413,7 +414,7 @@ export class MyWorkView extends ModelView {
                       {trans.__('Logs')}
                     </button>
                   ) : null}
-                  {lease && !done ? (
+                  {keepAliveOffered(job) ? (
                     kept ? (
                       // once per allocation: said on the button, which is not offered again (new user 6, F23 remainder)
                       <button type="button" className="jp-sched-button" disabled aria-disabled="true" title={keptTitle(kept.until, trans)} aria-label={trans.__('Lease %1 was kept alive: once per allocation', name)}>
