@@ -239,6 +239,7 @@ test('"Run on GPUs" from the file browser menu and the notebook toolbar (declare
   await page.notebook.createNew('gpu_notebook.ipynb');
   const button = page.locator('.jp-NotebookPanel-toolbar [data-command="jupyter-sched:run-notebook"]');
   await expect(button).toBeVisible();
+  await expect(button).toHaveText('Run on GPUs'); // the README's name, beside the icon (newuser38 n15)
   await button.click();
   await expect(path).toHaveValue(`${tmpPath}/gpu_notebook.ipynb`);
   await expect(panel.locator('.jp-sched-submit-gpus')).toBeFocused();
