@@ -28,12 +28,14 @@ from ..errors import ValidationError, json_kind, shown
 __all__ = [
     "INJECTED_TAG",
     "MAX_PARAMETERS_BYTES",
+    "NOTEBOOK_ARGS_HINT",
     "NOTEBOOK_ARGUMENT",
     "NO_PARAMETERS_CELL",
     "NOTEBOOK_VALUES_HINT",
     "PARAMETERS_TAG",
     "PARAMETERS_RULE",
     "inject_parameters",
+    "notebook_args_text",
     "no_parameters_cell_note",
     "parameter_defaults",
     "parameter_names",
@@ -64,6 +66,21 @@ NOTEBOOK_ARGUMENT = "unexpected argument {word!r}: a notebook takes no command-l
 NOTEBOOK_VALUES_HINT = "give its parameters cell values with -p NAME=VALUE, e.g. -p days=3"
 """What a notebook takes instead of arguments (new user 14, N27: "a notebook takes no arguments"
 was said while ``-p`` was not accepted — untrue of the tool's own model)."""
+
+NOTEBOOK_ARGS_HINT = ("give the notebook's values as parameters instead (-p NAME=VALUE, e.g. -p epochs=3; REST: "
+                      "parameters), and no args")
+"""What a notebook given arguments is told — a definition's (session 38: ``--args`` was taken and never passed) and
+``POST jobs``' (the same: its ``args`` went to ``command``, which a notebook run never reads)."""
+
+
+def notebook_args_text(args: tuple[str, ...] | list[str]) -> str:
+    """``args '--epochs 3' are a script's arguments: a notebook takes none`` (shell-quoted, at most 200 characters
+    of them): what a notebook definition given arguments is refused with, and what a stored one is told (pure)."""
+    import shlex
+
+    words = " ".join(shlex.quote(a) for a in args)
+    words = words if len(words) <= 200 else words[:199] + "…"
+    return f"args {words!r} are a script's arguments: a notebook takes none"
 
 
 def parse_parameter_words(words: list[str] | tuple[str, ...], *, flag: str = "-p") -> dict[str, Any]:

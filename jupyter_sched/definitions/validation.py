@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ValidationError, shown
 from .model import MissedPolicy, OverlapPolicy
-from .parameters import validate_parameters
+from .parameters import NOTEBOOK_ARGS_HINT, notebook_args_text, validate_parameters
 from .schedule import CronSchedule, parse_schedule
 
 __all__ = ["DEFINITION_FIELDS", "JOB_FIELDS", "NOTEBOOK_ARGS_HINT", "OVERLAP_HINT", "DefinitionFields",
@@ -39,21 +39,6 @@ JOB_FIELDS = frozenset({
 DefinitionFields = dict[str, Any]
 """Validated fields: any of ``name, notebook, script, args, parameters, schedule (CronSchedule |
 None), timezone, paused, missed (MissedPolicy), overlap (OverlapPolicy), compute_type, job (dict)``."""
-
-NOTEBOOK_ARGS_HINT = ("give the notebook's values as parameters instead (-p NAME=VALUE, e.g. -p epochs=3; REST: "
-                      "parameters), and no args")
-"""What a notebook definition given arguments is told (session 38: ``--args`` was taken and never passed)."""
-
-
-def notebook_args_text(args: tuple[str, ...] | list[str]) -> str:
-    """``args '--epochs 3' are a script's arguments: a notebook takes none`` (shell-quoted, at most 200 characters
-    of them): what a notebook definition given arguments is refused with, and what a stored one is told (pure)."""
-    import shlex
-
-    shown = " ".join(shlex.quote(a) for a in args)
-    shown = shown if len(shown) <= 200 else shown[:199] + "…"
-    return f"args {shown!r} are a script's arguments: a notebook takes none"
-
 
 OVERLAP_HINT = ("skip_waiting (the default): a firing while the previous run still waits to start is skipped; "
                 "skip_unfinished: also while it runs; allow: every firing queues a run")

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import untrusted_json
-from ..definitions.parameters import validate_parameters
+from ..definitions.parameters import NOTEBOOK_ARGS_HINT, notebook_args_text, validate_parameters
 from ..errors import SchedError, ValidationError, json_kind
 from ..errors import shown as quoted
 from ..userfiles import IN_PROCESS_BYTES, content_problem, content_refusal
@@ -719,6 +719,8 @@ def spec_from_request(
     if sum(bool(x) for x in (command, script, notebook)) > 1:
         raise ValidationError("give only one of command, script, notebook", field="command",
                               hint="choose one way to say what to run")
+    if notebook and args:  # a notebook run reads no argv: they were dropped unsaid (same kind as s38-defs item 2)
+        raise ValidationError(notebook_args_text(args), field="args", hint=NOTEBOOK_ARGS_HINT)
     if script:
         command = args  # a script's arguments travel in command
     elif args:

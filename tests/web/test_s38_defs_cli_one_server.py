@@ -236,3 +236,24 @@ def test_s38_defs_5_a_definition_carries_no_preempt_to_its_runs(cli: Cli, tmp_pa
         assert edited.status_code == 200 and edited.json()["job"]["no_preempt"] is False, edited.text
         bad = rest.patch(f"definitions/{made.json()['id']}", json={"no_preempt": "yes"})
         assert bad.status_code == 400 and bad.json()["error"]["field"] == "no_preempt", bad.text
+
+
+def test_s38_defs_2_post_jobs_refuses_a_notebook_given_args_as_definitions_do(cli: Cli, tmp_path: Path) -> None:
+    """The same kind on the jobs side: ``POST jobs {"notebook": …, "args": […]}`` was taken and the args went to
+    ``command``, which a notebook run never reads (``executors.local.job_argv``). Refused alike (field ``args``, the fix
+    named); ``args: []`` with a notebook and args with a script stay taken."""
+    nb = _notebook(tmp_path / "jobnb.ipynb")
+    with cli.rest() as rest:
+        refused = rest.post("jobs", json={"notebook": str(nb), "args": ["--epochs", "3"], "gpus": 0})
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert error["field"] == "args" and error["message"] == (
+            "args '--epochs 3' are a script's arguments: a notebook takes none"), error
+        assert "parameters" in error["hint"], error
+        taken = rest.post("jobs", json={"notebook": str(nb), "args": [], "gpus": 0, "parameters": {"epochs": 1}})
+        assert taken.status_code == 201, taken.text
+        (tmp_path / "j.py").write_text("print(1)\n")
+        script = rest.post("jobs", json={"script": str(tmp_path / "j.py"), "args": ["-v"], "gpus": 0})
+        assert script.status_code == 201, script.text
+        for made in (taken, script):
+            rest.delete(f"jobs/{made.json()['id']}")
