@@ -137,7 +137,7 @@ from .outcome import RUN_MARKERS, describe_exit, first_on_path, log_tail, stoppe
 from .outside_caps import LINES_SLACK, Running, WriteWatch, cut_log
 from .owner_paths import interpreted_script
 from .port_owner import TABLE as _LISTEN_TABLE
-from .port_owner import Answer, PortOwner
+from .port_owner import Answer, PortOwner, nowhere_reachable
 from .runas import (
     RunAs,
     as_account,
@@ -1710,8 +1710,9 @@ class LocalExecutor:
             if serving == "yes":
                 t.listen_by = math.inf  # it listens, on an address other than 127.0.0.1: no squat
             elif serving is not None and serving != "searching":  # searching: told at a next look
-                t.own_stop = (f"never listened on port {port} within {self.listen_s:.0f} s of its start, so it "
-                              "stopped holding the port others wait for; stopped (a declared port is held "
+                where = nowhere_reachable(port, others_there=t.port_owner.others_there)
+                t.own_stop = (f"never listened on port {port} within {self.listen_s:.0f} s of its start {where}; "
+                              "so it stopped holding the port others wait for, stopped (a declared port is held "
                               "only by a service that serves it)")
                 self.stop(t.job.id, grace_s=5.0, reason=t.own_stop)
             return []
@@ -1729,7 +1730,8 @@ class LocalExecutor:
         # back only briefly: the time without listening counts from the earlier loss (R7)
         t.lost_listener = back[1] if back is not None and now - back[0] < self.relisten_s else \
             (now, datetime.now(timezone.utc))
-        return [NotReady(t.job.id, port, f"nothing of the job listens on port {port} any more")]
+        where = nowhere_reachable(port, others_there=t.port_owner.others_there)
+        return [NotReady(t.job.id, port, f"nothing of the job listens on port {port} any more {where}")]
 
     def _relisten(self, t: _Tracked, port: int, now: float) -> list[ExecutorEvent]:
         """A service that did listen and stopped: stopped once it has not listened again within
@@ -1745,9 +1747,10 @@ class LocalExecutor:
             return []
         if serving == "searching":  # told at a next look
             return []
+        where = nowhere_reachable(port, others_there=t.port_owner.others_there)
         t.own_stop = (f"stopped listening on port {port} at {seen_at.strftime('%H:%M:%S')} UTC and did not "
-                      f"listen again for {self.relisten_s:.0f} s together (brief listens do not count), so it "
-                      "stopped holding the port others wait for; stopped (a declared port is held only by a "
+                      f"listen again for {self.relisten_s:.0f} s together (brief listens do not count) {where}; "
+                      "so it stopped holding the port others wait for, stopped (a declared port is held only by a "
                       "service that serves it)")
         self.stop(t.job.id, grace_s=5.0, reason=t.own_stop)
         return []

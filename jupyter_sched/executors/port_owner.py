@@ -10,11 +10,14 @@ starts 0.27 → 2.7 s). A look first asks the kernel for the one listener that t
 client of this host reaches the service at — ``127.0.0.1``, ``::1`` and this host's own interface addresses
 (:func:`reachable_sockets`: one lookup each in the kernel's hash of listeners, whatever else listens on the port at
 other addresses; session 36 left the whole port's listeners listed each look, 19-49 ms with another account's crowd on
-127.x.y.z at the job's port). Only where none of those is the job's (it listens nowhere yet, or only at another
-address such as ``127.0.0.2``) does it ask the kernel for the listeners of the ONE port
-(:func:`jupyter_sched.sock_diag.listening_sockets`: their inode and uid; O(that port's listeners) here), then looks
-for the process holding that socket: first where it was found last time (one ``readlink``), else through the job's
-processes' descriptors at most :data:`FDS_PER_LOOK` a look, the search going on at the next look where it stopped.
+127.x.y.z at the job's port), then looks for the process holding such a socket: first where it was found last time
+(one ``readlink``), else through the job's processes' descriptors at most :data:`FDS_PER_LOOK` a look, the search
+going on at the next look where it stopped. Where none of those is the job's, the answer is "no": the job listens
+nowhere this host's clients reach it (:func:`nowhere_reachable` says so and what to do) — the port's listeners at
+other addresses are never listed (session 37 left: they were, their inodes and uids read, to find a job listening
+only at ``127.0.0.2``; they may be other accounts', and a service there answers no client that asks for it at
+``localhost``). Only where the kernel cannot be asked are the port's listeners read
+(:func:`jupyter_sched.sock_diag.listening_sockets`, else the namespace's table below).
 
 The kernel is asked in the service's network namespace, which is the job's: jobs get none of their own (the runas
 wrapper unshares IPC and mounts only, :mod:`.runas`). A job whose root process is in another namespace all the same
@@ -37,8 +40,8 @@ from typing import Literal
 from .. import sock_diag
 from ..safefd import open_fd
 
-__all__ = ["CYCLE_BYTES", "FDS_PER_LOOK", "TABLE", "TABLE_EVERY_S", "Answer", "ListenTable", "PortOwner",
-           "listening_inodes", "listening_uids", "reachable_sockets"]
+__all__ = ["CYCLE_BYTES", "FDS_PER_LOOK", "REACHABLE_WORDS", "TABLE", "TABLE_EVERY_S", "Answer", "ListenTable",
+           "PortOwner", "listening_inodes", "listening_uids", "nowhere_reachable", "reachable_sockets"]
 
 FDS_PER_LOOK = 2048
 """Descriptors of the job's processes looked at (one ``readlink`` each) in one look, at most."""
@@ -219,6 +222,20 @@ def reachable_sockets(pid: int | str, port: int) -> list[tuple[sock_diag.Address
     return list(held.values())
 
 
+REACHABLE_WORDS = "127.0.0.1, ::1 or this host's own addresses"
+"""Where a service's clients on this host reach it, in words (:func:`reachable_sockets`' addresses)."""
+
+
+def nowhere_reachable(port: int, *, others_there: bool = False) -> str:
+    """Plain words for a service none of whose processes listens on ``port`` where this host's clients reach it, and
+    what to do: ``where this host's clients reach it (127.0.0.1, ::1 or this host's own addresses) — make it listen
+    on 0.0.0.0:8000 (every address) or 127.0.0.1:8000``. ``others_there``: a process that is not the job's listens at
+    one of those addresses (said as that, never whose nor where else)."""
+    taken = "; a process that is not the job's listens there" if others_there else ""
+    return (f"where this host's clients reach it ({REACHABLE_WORDS}){taken} — make it listen on 0.0.0.0:{port} "
+            f"(every address) or 127.0.0.1:{port}")
+
+
 def listening_inodes(pid: int | str, port: int) -> set[int] | None:
     """Inodes of the TCP sockets listening on ``port`` in ``pid``'s network namespace (the kernel's answer for the
     port; :data:`TABLE` where it cannot be asked); None when that cannot be told — a user who binds 100,000
@@ -249,6 +266,9 @@ class PortOwner:
         self._unreadable = False
         self._near_missed: frozenset[int] = frozenset()
         """The inodes of :func:`reachable_sockets` a finished search found none of the job's processes holding."""
+        self.others_there = False
+        """At the last look that answered "no": something not the job's listened at an address of
+        :func:`reachable_sockets` (for :func:`nowhere_reachable`'s words)."""
 
     def look(self, root_pid: int, members: Callable[[], Iterable[int]], port: int) -> Answer:
         """Whether a process of the job (``root_pid``, its wrapper, and ``members()``, asked when a search begins)
@@ -256,17 +276,24 @@ class PortOwner:
         kernel's hash of listeners (:meth:`_still`) and one ``readlink`` while it stays so."""
         if self._still(root_pid, port):
             return "yes"
-        near = reachable_sockets(root_pid, port)  # the usual place: the exact lookups, no other address listed
-        if near and frozenset(inode for _, _, inode in near) != self._near_missed:
-            answer = self._seek(root_pid, members, list(near))
-            if answer != "no":
-                return answer
-            self._near_missed = frozenset(inode for _, _, inode in near)
-        found = _of_port(root_pid, port)
+        near = reachable_sockets(root_pid, port)  # the exact lookups: no other address of the port listed
+        if near is not None:
+            inodes = frozenset(inode for _, _, inode in near)
+            if near and inodes != self._near_missed:
+                answer = self._seek(root_pid, members, list(near))
+                if answer != "no":
+                    return answer
+                self._near_missed = inodes
+            # none at this host's addresses is the job's: it listens nowhere reachable (module docstring)
+            self._search = self._hit = self._held = None
+            self.others_there = bool(near)
+            return "no"
+        found = _of_port(root_pid, port)  # the kernel cannot be asked here
         if found is None:
             return "unknown"
-        if not found or (near is not None and {i for _, _, i in found} <= self._near_missed):
+        if not found:
             self._search = self._hit = self._held = None
+            self.others_there = False
             return "no"
         return self._seek(root_pid, members, found)
 
@@ -315,7 +342,9 @@ class PortOwner:
 
 def _descriptors(pids: Iterable[int]) -> Iterator[tuple[int, str, str | None]]:
     """``(pid, descriptor name, its link or None when unreadable)`` for each descriptor of ``pids`` (each pid once),
-    listed as they are taken."""
+    listed as they are taken; one closed between the listing and its read is left out — not "unreadable", which
+    makes the look's answer "unknown" and counts as serving where the port answers (s38: a job's descriptor closed
+    mid-walk read "ready" while another process answered its port, newuser8 N8's test under load)."""
     seen: set[int] = set()
     for pid in pids:
         if pid in seen:
@@ -324,7 +353,13 @@ def _descriptors(pids: Iterable[int]) -> Iterator[tuple[int, str, str | None]]:
         try:
             with os.scandir(f"/proc/{pid}/fd") as entries:
                 for entry in entries:
-                    yield pid, entry.name, _link(pid, entry.name)
+                    try:
+                        target: str | None = os.readlink(f"/proc/{pid}/fd/{entry.name}")
+                    except FileNotFoundError:
+                        continue  # closed since the listing (or its process ended): not a socket it holds
+                    except OSError:
+                        target = None  # there, but not to be read from here
+                    yield pid, entry.name, target
         except PermissionError:
             yield pid, "", None
         except OSError:

@@ -9,6 +9,9 @@ import socket
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from jupyter_sched import sock_diag
 from jupyter_sched.executors.base import ExecutorEvent, Exited, Started
 from jupyter_sched.executors.local import LocalExecutor, _port_bound
 from jupyter_sched.model import Allocation, JobKind
@@ -82,9 +85,14 @@ def test_red16_r8_a_service_that_never_listens_on_its_port_is_stopped_and_says_s
     assert not any(isinstance(e, Started) and e.restarts for e in seen), seen
 
 
-def test_red16_r8_a_service_listening_on_another_address_is_not_stopped(tmp_path: Path) -> None:
-    """Only 127.0.0.1 is probed for "ready"; a service bound to another address of the host still
-    listens on its port (its own socket, read from /proc), so the start-up window keeps it."""
+def test_red16_r8_a_service_listening_on_another_address_is_not_stopped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only 127.0.0.1 is probed for "ready"; where the kernel cannot be asked (no sock_diag: the namespace's table
+    is read), a service bound to another address of the host still listens on its port (its own socket, read from
+    /proc), so the start-up window keeps it. Where the kernel can be asked, only this host's reachable addresses are
+    looked at, and such a service is told it listens nowhere reachable (s38-edges,
+    test_s38_edges_nowhere_reachable.py)."""
+    monkeypatch.setattr(sock_diag, "_NETLINK_SOCK_DIAG", 31)  # no such netlink family: as a sandbox refusing it
     port = _free_port()
     ex = LocalExecutor(tmp_path / "jobs", listen_s=0.5)
     body = (f"server = __import__('socket').create_server(('127.0.0.2', {port}))\n"
