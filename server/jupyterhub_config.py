@@ -34,10 +34,13 @@ c.JupyterHub.services = [
     # "timeout" (JupyterHub >= 6.0): the hub waits that long for the service to answer at its start and EXITS when it
     # does not (its default 30 s; the service's start, imports and store check, took ~40 s on a loaded 2-core host,
     # leaving `jupyter-sched serve` running with no hub).
-    # The store over PostgreSQL's Unix socket: a folder only postgres may write. On 127.0.0.1:5432 (a port any
-    # account may bind while PostgreSQL restarts) the service checks who accepted each connection and refuses
-    # another account's (red team 31, R3): root, the service's own account and "postgres" are believed, others
-    # only when listed in c.SchedApp.db_server_uids.
+    # The store over PostgreSQL's Unix socket: a folder only postgres may write, and a socket only the service
+    # may connect to (postgresql.conf: listen_addresses = '', unix_socket_group = a group of the service's account,
+    # unix_socket_permissions = 0770): any account that reaches it can hold every connection slot before a
+    # password is asked, and the service's next reconnect fails (red team 38, R2; docs/admin.md "Database").
+    # On 127.0.0.1:5432 (a port any account may bind while PostgreSQL restarts) the service checks who accepted each
+    # connection and refuses another account's (red team 31, R3): root, the service's own account and "postgres"
+    # are believed, others only when listed in c.SchedApp.db_server_uids.
 ]
 # The hub's own API, which the service asks who each caller is (admin, groups): on a port below 1024 too. On
 # 8081 (the default, any account may bind it while the hub restarts) the service and users' servers refuse a

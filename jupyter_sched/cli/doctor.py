@@ -80,6 +80,8 @@ from ..store.exposure import db_access, exposure_warning
 from ..store.migrations import applied_steps, current_version, describe_applied, latest_version
 from ..store.progress import check_progress_row
 from ..store.quarantine import QUARANTINE_TABLES, Quarantined, check_rollup_row, check_usage_row, row_attributes
+from ..store.reach import FIX as REACH_FIX
+from ..store.reach import reach_warning
 from ..store.url import has_password, password_on_command_line, safe_url, store_url_problem
 from ..textsafe import escaped_line
 from ..wording.config import no_quota_warning
@@ -874,8 +876,11 @@ def _store_checks(store: Store, choice: StoreChoice) -> list[Check]:
         quotas = no_quota_warning(None)
         checks.append(Check("quotas", "warn", quotas, fix="set team quota lines (docs/admin.md, \"Configuring it\")",
                             lines=(f"note: {quotas}",)))
-    if said := exposure_warning(db_access(store.engine), jobs_here=None):  # hubadmin22 H5
+    access = db_access(store.engine)
+    if said := exposure_warning(access, jobs_here=None):  # hubadmin22 H5
         checks.append(Check("database", "warn", said, fix="docs/admin.md, \"Database\"", lines=(f"database: {said}",)))
+    if said := reach_warning(access, jobs_here=None):  # red38 R2: connection slots any local account can hold
+        checks.append(Check("database_reach", "warn", said, fix=REACH_FIX, lines=(f"database reach: {said}",)))
     if said := _hub_service_here(choice):  # hubadmin22 H6
         checks.append(Check("store_choice", "warn", said, fix="run the doctor on the service's store (--db URL or "
                             f"${ENV_DB_URL_FILE})", lines=(f"note: {said}",)))

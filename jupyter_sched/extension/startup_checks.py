@@ -23,6 +23,7 @@ from traitlets import TraitError
 from ..buildinfo import version_string
 from ..store.exposure import db_access, exposure_warning
 from ..store.migrations import describe_migration, latest_version
+from ..store.reach import reach_warning
 from ..wording.config import config_error_text
 from .request_log import redacted_url
 
@@ -91,8 +92,12 @@ def say_started(app: Any) -> None:
 def database_warning(store: Any, *, executor: str) -> str | None:
     """:func:`~jupyter_sched.store.exposure.exposure_warning` for ``store`` (a
     :class:`~jupyter_sched.store.Store`, or None: nothing to say): a PostgreSQL login without a password
-    to a server on this host while the ``local`` executor runs jobs here, and a superuser role. None for
-    SQLite, a password login, or a server that cannot be asked (best effort: one connection, at start)."""
+    to a server on this host while the ``local`` executor runs jobs here, and a superuser role; and
+    :func:`~jupyter_sched.store.reach.reach_warning`: a PostgreSQL on this host that other accounts can open
+    connections to while jobs run here (red38 R2). None for SQLite, a password login to a server only the
+    service reaches, or a server that cannot be asked (best effort: one connection, at start)."""
     if store is None:
         return None
-    return exposure_warning(db_access(store.engine), jobs_here=executor == "local")
+    access, jobs_here = db_access(store.engine), executor == "local"
+    said = [w for w in (exposure_warning(access, jobs_here=jobs_here), reach_warning(access, jobs_here=jobs_here)) if w]
+    return "; ".join(said) if said else None

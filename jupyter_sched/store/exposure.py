@@ -43,7 +43,8 @@ class DbAccess:
     """How the store's connection logged in: ``host`` (a name or address; ``""`` for a Unix socket),
     ``port``, ``role``, ``password_used`` (the client sent one), ``authenticated`` (False: the server
     ran no authentication — ``trust``; None: it cannot say, before PostgreSQL 16), ``superuser``, and
-    ``local`` (the server runs on this host)."""
+    ``local`` (the server runs on this host), and ``socket_dir``: the folder of the Unix socket it logged in
+    through (``""`` over TCP; ``port`` is then the socket's, ``.s.PGSQL.<port>``)."""
 
     host: str
     port: int | None
@@ -52,6 +53,7 @@ class DbAccess:
     authenticated: bool | None
     superuser: bool
     local: bool
+    socket_dir: str = ""
 
     @property
     def where(self) -> str:
@@ -96,14 +98,27 @@ def db_access(engine: sa.Engine) -> DbAccess | None:
                 authenticated = conn.execute(sa.text("SELECT system_user")).scalar() is not None
             pgconn = getattr(conn.connection.driver_connection, "pgconn", None)
             used = getattr(pgconn, "used_password", None)
+            socket_dir, socket_port = _socket_of(pgconn) if row[2] is None else ("", None)
     except sa.exc.SQLAlchemyError:
         return None
     password_used = bool(used) if isinstance(used, bool) else bool(url.password)
     socket_login = row[2] is None  # inet_server_addr() is NULL over a Unix socket
     host = "" if socket_login else str(url.host or row[2])
     local = True if socket_login else is_this_host(str(row[2]).split("/", 1)[0]) or is_this_host(host)
-    return DbAccess(host=host, port=None if socket_login else int(row[3]), role=str(row[0]),
-                    password_used=password_used, authenticated=authenticated, superuser=bool(row[1]), local=local)
+    return DbAccess(host=host, port=socket_port if socket_login else int(row[3]), role=str(row[0]),
+                    password_used=password_used, authenticated=authenticated, superuser=bool(row[1]), local=local,
+                    socket_dir=socket_dir)
+
+
+def _socket_of(pgconn: object) -> tuple[str, int | None]:
+    """``(folder, port)`` of the Unix socket libpq connected through (psycopg's ``pgconn.host`` is the folder
+    for a socket login); ``("", None)`` where the driver cannot say."""
+    folder, port = getattr(pgconn, "host", b""), getattr(pgconn, "port", b"")
+    folder = folder.decode(errors="replace") if isinstance(folder, bytes) else str(folder or "")
+    port = port.decode(errors="replace") if isinstance(port, bytes) else str(port or "")
+    if not folder.startswith("/") or not port.isdigit():
+        return "", None
+    return folder, int(port)
 
 
 def exposure_warning(access: DbAccess | None, *, jobs_here: bool | None, os_user: str | None = None) -> str | None:
