@@ -4,7 +4,8 @@
 
     SchedError                      base; every error the package raises on purpose
     ├── ValidationError             bad input: names the field, the bad value and the fix (400)
-    │   └── TimestampError          a timestamp without a UTC offset, or unparseable (400)
+    │   ├── TimestampError          a timestamp without a UTC offset, or unparseable (400)
+    │   └── TooLargeError           a request body past a bound on its size or its items (413)
     ├── AuthorizationError          the caller may not do this (403)
     │   └── AuthenticationError     the server did not accept the request's token (401/403
     │       │                       from Jupyter's own auth; raised by the clients)
@@ -57,6 +58,7 @@ __all__ = [
     "TelemetryError",
     "TimestampError",
     "TokenRefusedError",
+    "TooLargeError",
     "UnschedulableError",
     "ValidationError",
     "bounded",
@@ -149,6 +151,12 @@ class TimestampError(ValidationError):
     """A timestamp lacks a UTC offset or cannot be parsed (case 010)."""
 
     code = "invalid_timestamp"
+
+
+class TooLargeError(ValidationError):
+    """A request body past a bound on its bytes or its JSON items (red38 R1); ``field`` is ``body``."""
+
+    code = "too_large"
 
 
 class AuthorizationError(SchedError):
@@ -252,6 +260,7 @@ class StoppingError(SchedError):
 HTTP_STATUS: dict[type[SchedError], int] = {
     ValidationError: 400,
     TimestampError: 400,
+    TooLargeError: 413,
     AuthorizationError: 403,
     TokenRefusedError: 401,
     NotFoundError: 404,

@@ -21,5 +21,5 @@ class CancelJobsHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request = self.body(CancelJobsRequest)
+        request = await self.body(CancelJobsRequest)
         self.reply(await self.call(self.services.jobs.cancel_many, self.caller, request))

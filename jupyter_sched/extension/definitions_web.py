@@ -178,7 +178,7 @@ class DefinitionsHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request = self.body(CreateDefinitionRequest)
+        request = await self.body(CreateDefinitionRequest)
         self.reply(await self.call(self.definitions.create, self.caller, request), status=201)
 
 
@@ -190,7 +190,7 @@ class PreviewHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request = self.body(PreviewScheduleRequest)
+        request = await self.body(PreviewScheduleRequest)
         self.reply(await self.call(self.definitions.preview, self.caller, request))
 
 
@@ -206,7 +206,7 @@ class DefinitionHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def patch(self, definition_id: str) -> None:
-        request = self.body(UpdateDefinitionRequest)
+        request = await self.body(UpdateDefinitionRequest)
         self.reply(await self.call(self.definitions.update, self.caller, definition_id, request))
 
     @web.authenticated
@@ -238,7 +238,7 @@ class RunsHandler(_DefinitionsHandler):
     @web.authenticated
     @authorized
     async def post(self, definition_id: str) -> None:
-        request = self.body(RunDefinitionRequest, optional=True)
+        request = await self.body(RunDefinitionRequest, optional=True)
         self.reply(await self.call(self.definitions.run_now, self.caller, definition_id, request), status=201)
 
 

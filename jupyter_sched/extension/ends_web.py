@@ -30,7 +30,7 @@ class CorrectEndHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self, job_id: str) -> None:
-        request = self.body(CorrectEndRequest)
+        request = await self.body(CorrectEndRequest)
         self.reply(await self.call(self.services.ends.correct, self.caller, job_id, request))
 
 

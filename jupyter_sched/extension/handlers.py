@@ -118,7 +118,7 @@ class JobsHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request = self.body(SubmitJobRequest)
+        request = await self.body(SubmitJobRequest)
         await self.admit_lease(request)
         # the client's submit key: a resend is answered with the job it made, 200 (s31-n8; a query argument, which
         # a user's server forwards to a hub's service whatever its version, or the Idempotency-Key header)
@@ -151,7 +151,8 @@ class LeasesHandler(EndsWaitOnHangUp, JobsHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request, wait = self.body(SubmitJobRequest), self.query(WaitLeaseRequest)
+        request = await self.body(SubmitJobRequest)
+        wait = self.query(WaitLeaseRequest)
         await self.admit_lease(request)
         with LeaseWaiter(self.sched.event_hub, await waiting_user(self), wait.wait_ms) as self._waiter:
             submitted = await self.call(self.services.jobs.submit, self.caller, request, kind=self.kind,
@@ -234,7 +235,7 @@ class DryrunHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        request = self.body(SubmitJobRequest)  # a whole cycle: on the bounded dry-run threads, never the loop
+        request = await self.body(SubmitJobRequest)  # a whole cycle: on the bounded dry-run threads, never the loop
         self.reply(await self.sched.dryrun_job(self.caller, request, kernels_checked=self.kernels_checked))
 
 
@@ -246,7 +247,7 @@ class KeepaliveHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self, lease_id: str) -> None:
-        request = self.body(KeepaliveLeaseRequest, optional=True)
+        request = await self.body(KeepaliveLeaseRequest, optional=True)
         self.reply(await self.call(self.services.leases.keepalive, self.caller, lease_id, request))
 
 
@@ -313,8 +314,8 @@ class QuotasHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def put(self) -> None:
-        value = self.json_value()
-        request = parse(SetQuotasRequest, {"quotas": value} if isinstance(value, list) else value)
+        request = await self.body_parsed(lambda value: parse(SetQuotasRequest, {"quotas": value} if isinstance(
+            value, list) else value))  # parsed off the loop with its decode when large (red38 R1)
         self.reply(await self.call(self.services.quotas.set, self.caller, request))
 
 
@@ -330,7 +331,7 @@ class IdlePolicyHandler(_WritesAreActivity):
     @web.authenticated
     @authorized
     async def put(self) -> None:
-        self.reply(await self.call(self.services.idle.set, self.caller, self.body(SetIdlePolicyRequest)))
+        self.reply(await self.call(self.services.idle.set, self.caller, await self.body(SetIdlePolicyRequest)))
 
 
 class ProfilesHandler(SchedHandler):

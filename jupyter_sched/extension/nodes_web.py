@@ -19,7 +19,7 @@ class CordonNodeHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self, node: str) -> None:
-        request = self.body(CordonNodeRequest)
+        request = await self.body(CordonNodeRequest)
         self.reply(await self.call(self.services.nodes.cordon, self.caller, node, request))
 
 
@@ -29,5 +29,5 @@ class UncordonNodeHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self, node: str) -> None:
-        request = self.body(UncordonNodeRequest, optional=True)
+        request = await self.body(UncordonNodeRequest, optional=True)
         self.reply(await self.call(self.services.nodes.uncordon, self.caller, node, request))

@@ -24,7 +24,7 @@ class ProgressHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self, job_id: str) -> None:
-        request = self.body(ReportProgressRequest)
+        request = await self.body(ReportProgressRequest)
         self.reply(await self.call(self.services.progress.report, self.caller, job_id, request))
 
 

@@ -21,7 +21,7 @@ class MoveTeamHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self, team: str) -> None:
-        request = self.body(MoveTeamRequest)
+        request = await self.body(MoveTeamRequest)
         self.reply(await self.call(self.services.teams.move, self.caller, team, request))
 
 
@@ -32,7 +32,7 @@ class RenameUserHandler(SchedHandler):
     @web.authenticated
     @authorized
     async def post(self, user: str) -> None:
-        request = self.body(RenameUserRequest)
+        request = await self.body(RenameUserRequest)
         self.reply(await self.call(self.services.users.rename, self.caller, user, request))
 
 

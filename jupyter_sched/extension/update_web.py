@@ -22,5 +22,5 @@ class UpdatesJob(SchedHandler):
     @web.authenticated
     @authorized
     async def patch(self, job_id: str) -> None:
-        request = self.body(UpdateJobRequest)
+        request = await self.body(UpdateJobRequest)
         self.reply(await self.call(self.services.jobs.update, self.caller, job_id, request))

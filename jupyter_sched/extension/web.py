@@ -18,6 +18,7 @@ shape; anything else is logged with its traceback and answered 500 with a generi
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import secrets
@@ -32,7 +33,7 @@ from tornado import web
 from ..admission import Caller
 from ..errors import AuthorizationError, SchedError, StoppingError, ValidationError, http_status_for, json_kind, shown
 from ..hub.forward import FORWARDED_HEADER
-from ..model.validation import LEASE_FIELDS, empty_field, out_of_range_number
+from ..model.validation import LEASE_FIELDS, empty_field
 from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_json
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
@@ -41,7 +42,7 @@ from ..store.outage import unreachable
 from .arrival import Arrival
 from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
-from .duplicate_keys import DuplicateKey, unique_object
+from .body_bounds import ON_LOOP_BYTES, TooLargeError, audit_too_large, decoded_body
 from .floods import audit_flood
 from .hangup import StopsOnHangUp
 from .http_errors import Utf8Arguments, http_error_body
@@ -49,7 +50,6 @@ from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
 from .request_log import logged_quietly
 from .stopping import refuse_if_stopping
-from .surrogates import lone_surrogate
 
 __all__ = ["AUTH_RESOURCE", "SchedHandler", "answer_body", "no_arguments"]
 
@@ -100,11 +100,6 @@ no_arguments: type[BaseModel] = _NoArguments
 R = TypeVar("R")
 
 
-def _reject_constant(name: str) -> Any:
-    """``json.loads`` hook: ``NaN``/``Infinity`` are not JSON and no field accepts them."""
-    raise ValueError(f"{name} is not a valid JSON value")
-
-
 class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, ProvenOnceHandler, APIHandler):
     """Base of every jupyter_sched handler (see module docstring)."""
 
@@ -130,6 +125,7 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         return self.sched.services
 
     _sched_caller: Caller | None = None
+    _decoded: Any = None  # the body as decoded JSON, once decoded
     _held_kicks: tuple[tuple[str, str | None], ...] = ()
 
     async def prepare(self) -> None:  # type: ignore[override]
@@ -231,65 +227,67 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         return self.request.method == "GET" and self._route in BULK_READS
 
     # ---- request parsing -----------------------------------------------------------------
-    def json_value(self, *, optional: bool = False) -> Any:
-        """The request body as decoded JSON (``{}`` when ``optional`` and the body is empty).
-
-        Raises:
-            ValidationError: field ``body`` when it is empty, not JSON or nested too deeply.
-        """
-        raw = self.request.body
-        if not raw or not raw.strip():
+    def _json_now(self, optional: bool) -> Any:
+        """The request body as decoded JSON, decoded here (:func:`.body_bounds.decoded_body`)."""
+        if not (raw := self.request.body) or not raw.strip():
             if optional:
                 return {}
             job_route = self.request.path.rstrip("/").endswith(("/jobs", "/dryrun", "/leases"))
             raise ValidationError("request body is empty", field="body",
                                   hint='send a JSON object, e.g. {"gpus": 1, "command": ["python", "train.py"]}'
                                   if job_route else "send a JSON object of this route's fields (see openapi.yaml)")
-        try:
-            value = json.loads(raw, parse_constant=_reject_constant, object_pairs_hook=unique_object)
-        except DuplicateKey as twice:  # the last one silently won (new user 20, N27)
-            key = twice.key if len(twice.key) <= 80 else twice.key[:77] + "..."
-            raise ValidationError(f"{key} is given twice in the body; give it once", field=key, hint="remove "
-                                  "one of the two (JSON readers differ on which one counts)") from None
-        except json.JSONDecodeError as err:
-            raise ValidationError(f"request body is not valid JSON (line {err.lineno}, column {err.colno})",
-                                  field="body", hint="send a JSON object with Content-Type: application/json") from None
-        except (ValueError, UnicodeDecodeError):
-            raise ValidationError("request body is not valid JSON (not UTF-8 text, or NaN/Infinity)", field="body",
-                                  hint="send a JSON object with Content-Type: application/json") from None
-        except RecursionError:
-            raise ValidationError("request body is nested too deeply", field="body",
-                                  hint="send a flat JSON object of the documented fields") from None
-        huge = out_of_range_number(value)
-        if huge is not None:  # a 401-digit number: float() of it raised deep in a parser, a 500 (red team 25, R1)
-            raise huge
-        where = lone_surrogate(value)
-        if where is not None:  # "\ud800" escapes decode to text no UTF-8 client can print (stored, shown to all)
-            raise ValidationError(f"{where} contains a lone UTF-16 surrogate (an invalid character)", field=where,
-                                  hint="send valid Unicode text: surrogates only in pairs, as \\uD83D\\uDE00")
-        return value
+        self._decoded = decoded_body(raw)
+        return self._decoded
 
-    def json_body(self) -> dict[str, Any]:
+    async def _body_work(self, work: Callable[[], R]) -> R:
+        """``work()`` — a body's decode, walks and model — on the loop for a body of at most
+        :data:`.body_bounds.ON_LOOP_BYTES`, else on a request thread in the caller's line (red38 R1:
+        a 16 MiB body of tiny objects held the loop ~4.6 s; now it waits behind its sender's own calls)."""
+        if len(self.request.body or b"") <= ON_LOOP_BYTES:
+            return work()
+        run, fn = self.pooled_run(work, bulk=False)
+        return cast(R, await run(fn))
+
+    async def json_value(self, *, optional: bool = False) -> Any:
+        """The request body as decoded JSON (``{}`` when ``optional`` and the body is empty), decoded off
+        the loop when large (:meth:`_body_work`).
+
+        Raises:
+            TooLargeError: field ``body``, more JSON items than :data:`.body_bounds.MAX_BODY_ITEMS` (413).
+            ValidationError: field ``body`` when it is empty, not JSON or nested too deeply.
+        """
+        return await self._body_work(functools.partial(self._json_now, optional))
+
+    async def body_parsed(self, convert: Callable[[Any], R]) -> R:
+        """``convert(`` the body as decoded JSON ``)``: a route's own parse, off the loop with the decode when large.
+
+        Raises:
+            ValidationError: as :meth:`json_value`, or as ``convert`` raises.
+        """
+        return await self._body_work(lambda: convert(self._json_now(False)))
+
+    async def json_body(self) -> dict[str, Any]:
         """The request body as a JSON object (for routes without a request model yet).
 
         Raises:
             ValidationError: field ``body`` when it is empty, not JSON or not an object.
         """
-        value = self.json_value()
+        value = await self.json_value()
         if not isinstance(value, dict):
             raise ValidationError(f"request body must be a JSON object (got {json_kind(value)})", field="body",
                                   hint="wrap the fields in {...}")
         return value
 
-    def body(self, model: type[M], *, optional: bool = False) -> M:
+    async def body(self, model: type[M], *, optional: bool = False) -> M:
         """The request body parsed as ``model`` (see :func:`jupyter_sched.services.models.parse`;
-        an unknown field's hint lists what this route takes: :data:`OFFERED`).
+        an unknown field's hint lists what this route takes: :data:`OFFERED`), decoded and parsed off
+        the loop when large (:meth:`_body_work`).
 
         Raises:
-            ValidationError: naming ``body`` or the first bad field.
+            ValidationError: naming ``body`` or the first bad field (:class:`TooLargeError`, 413: too many items).
         """
         offered = OFFERED.get((self.request.method, self._template))
-        return parse(model, self.json_value(optional=optional), offered=offered)
+        return await self._body_work(lambda: parse(model, self._json_now(optional), offered=offered))
 
     def query(self, model: type[M]) -> M:
         """The query arguments named by ``model``'s fields, parsed as ``model`` (one given empty is
@@ -410,6 +408,8 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
     def _audit_refusal(self, err: SchedError) -> None:
         """Put a refusal the admission step did not record (a request model's or the spec's validation) on
         the audit log, off the loop: every refusal of an authenticated caller is audited, whichever layer (is_audited_refusal)."""
+        if isinstance(err, TooLargeError):  # a flood: one row a minute per user, not one per body (red38 R1)
+            return audit_too_large(self, err)
         if err.audited or not is_audited_refusal(self.request.method or "", err):
             return
         who = self._sched_caller or (self.current_user if self._late else None)  # refused before its call
@@ -418,7 +418,9 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         method, lease = self.request.method or "", False  # the services' name of the request (new user 15, N8)
         if (method, self._template) == ("POST", "jobs"):
             with contextlib.suppress(ValueError, AttributeError, RecursionError):  # refused for it already
-                lease = json.loads(self.request.body or b"{}").get("kind") == "lease"
+                value = self._decoded if len(self.request.body or b"") > ON_LOOP_BYTES else json.loads(
+                    self.request.body or b"{}")  # a large body: never decoded again on the loop (red38 R1)
+                lease = value.get("kind") == "lease"
         self.sched.audit_refusal(who, err, request=request_name(method, self._template, lease=lease))
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:

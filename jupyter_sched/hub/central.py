@@ -920,7 +920,7 @@ class KernelReportHandler(SchedHandler):
                 raise ValidationError(f"a kernel report is at most {MAX_REPORT_BYTES // 1024} KiB of JSON "
                                       f"(got {len(self.request.body) // 1024} KiB)", field="body",
                                       hint="report at most 1,000 kernel ids of one server")
-            body = self.json_body()
+            body = await self.json_body()
             server, kernels = parse_report(body)
             states = parse_states(body, kernels, now=self.services.clock.now())
         except ValidationError as err:

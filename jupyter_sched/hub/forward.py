@@ -72,6 +72,7 @@ from .. import untrusted_json
 from ..backoff import Reconnecting
 from ..errors import AuthorizationError, NotFoundError, SchedError, ValidationError, http_status_for
 from ..extension.background import fire_and_forget
+from ..extension.body_bounds import MAX_BODY_ITEMS, ON_LOOP_BYTES, body_items
 from ..wording.tokens import hub_token_page, token_source
 from .idle_shutdown import draining
 from .listener import ListenerRefused, TokenWithheld, guarded_sync_transport, guarded_transport, refusal
@@ -778,8 +779,11 @@ class ForwardHandler(APIHandler):
         """
         if path.rstrip("/") not in ("leases", "jobs", "dryrun"):  # dryrun: as submit (red team 16, R9)
             return False
+        raw = self.request.body or b"{}"
+        if len(raw) > ON_LOOP_BYTES and body_items(raw) > MAX_BODY_ITEMS:
+            return False  # never decoded here: the central refuses it 413, counted as here (red38 R1)
         try:
-            body = untrusted_json.loads(self.request.body or b"{}")
+            body = untrusted_json.loads(raw)
         except ValueError:
             return False  # the central service names the malformed body
         kernel_id = body.get("kernel_id") if isinstance(body, dict) else None

@@ -133,7 +133,7 @@ class RefusedTokenHandler(ServerReport):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        token, request, why = parse_refused_token(self.json_value())
+        token, request, why = await self.body_parsed(parse_refused_token)
         reporter = self.caller.user
         gate: ReportGate = self.settings.setdefault("jupyter_sched_refused_token_gate", ReportGate())
         if not gate.take(reporter, token, why):  # over the rate or said this minute: the same answer (R13)
@@ -190,7 +190,7 @@ class SquatReportHandler(ServerReport):
         gate: ReportGate = self.settings.setdefault("jupyter_sched_squat_report_gate", ReportGate(per_minute=1))
         try:
             since = _listening_since(self.settings)
-            held = parse_squat_report(self.json_value(), self.services.clock.now(), listening_since=since,
+            held = parse_squat_report(await self.json_value(), self.services.clock.now(), listening_since=since,
                                       own_uids={os.getuid(), os.geteuid()})
             # and every process of the service that listened on this host (red29 R6: an earlier one's window)
             spans = await self.call(self.services.store.listening_spans, this_host())

@@ -41,7 +41,7 @@ TRUSTED = {
     "executors/kubernetes/executor.py::KubernetesExecutor._existing_of_same_job": "the Kubernetes API server's answers",
     "executors/kubernetes/reflector.py::Reflector.relist": "the Kubernetes API server's answers",
     "executors/kubernetes/reflector.py::Reflector._watch_once": "the Kubernetes API server's answers",
-    "extension/web.py::SchedHandler.json_value": "a request body: RecursionError is caught there (field body)",
+    "extension/body_bounds.py::decoded_body": "a request body: RecursionError is caught there (field body)",
     "extension/web.py::SchedHandler._audit_refusal": "a request body already refused: RecursionError suppressed",
     "extras.py::_source": "pip's direct_url.json of this installation",
     # the reader's own account reads what that account wrote: it can only harm itself
