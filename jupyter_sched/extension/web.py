@@ -4,7 +4,7 @@ Every handler derives from :class:`SchedHandler` (a jupyter_server ``APIHandler`
 method is ``@web.authenticated`` + ``@authorized`` on resource ``"sched"`` and XSRF is enforced
 for cookie-authenticated browsers. A handler method reads like this::
 
-    request = self.body(SubmitJobRequest)                                # parse a request model (400 naming the field)
+    request = await self.body(SubmitJobRequest)               # parse a request model, off the loop when large
     job = await self.call(self.services.jobs.submit, self.caller, request)  # one service call, off the loop
     self.reply(job, status=201)                                          # serialise the response model
 
