@@ -12,7 +12,7 @@ Grammar::
     %schedule define runs DEF              its runs: state and reason of each
     %schedule define run DEF [-p N=V ...]  run it now (parameters for this run only)
     %schedule define edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p N=V ...]
-                          [--missed M] [--overlap O] [--no-preempt] [job options]
+                          [--missed M] [--overlap O] [--no-preempt | --preempt] [job options]
     %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 ``-p`` values are read as JSON when they parse (``3``, ``0.5``, ``true``, ``[1, 2]``) and as text
@@ -57,6 +57,7 @@ class DefineCommand:
         options: job request options (GPUs, model, time limit, ...).
         args: a script's arguments.
         all_users: (list) everyone's definitions (admins).
+        preempt: (edit) ``--preempt``: its runs may preempt again (undoes ``--no-preempt``).
         cancel_runs: (delete) also cancel its runs still waiting to start.
     """
 
@@ -74,6 +75,7 @@ class DefineCommand:
     args: tuple[str, ...] = ()
     all_users: bool = False
     cancel_runs: bool = False
+    preempt: bool = False
 
 
 def _definition_parser(action: str) -> _Parser:
@@ -83,11 +85,15 @@ def _definition_parser(action: str) -> _Parser:
     parser.add_argument("--missed", choices=("run_once", "skip"))
     parser.add_argument("--overlap", choices=("skip_waiting", "skip_unfinished", "allow"))
     parser.add_argument("-p", "--parameter", action="append", default=[])
-    # its runs ask free GPUs only, as %%schedule --no-preempt (session 38: a definition could not carry it)
-    parser.add_argument("--no-preempt", dest="no_preempt", action="store_true")
+    # its runs ask free GPUs only, as %%schedule --no-preempt (session 38: a definition could not carry it); an
+    # edit's --preempt undoes it, as `jupyter-sched definitions edit --preempt`
     if action == "create":
+        parser.add_argument("--no-preempt", dest="no_preempt", action="store_true")
         parser.add_argument("--paused", action="store_true")
     else:
+        preempt = parser.add_mutually_exclusive_group()
+        preempt.add_argument("--no-preempt", dest="no_preempt", action="store_true")
+        preempt.add_argument("--preempt", dest="preempt", action="store_true")
         parser.add_argument("--no-schedule", action="store_true")
     _add_request_options(parser)
     return parser
@@ -149,7 +155,7 @@ def parse_define(tokens: Sequence[str]) -> DefineCommand:
         action, target=target, cron=ns.cron, timezone=ns.tz, name=_nonempty(ns.name, "--name"), missed=ns.missed,
         overlap=ns.overlap, paused=bool(getattr(ns, "paused", False)), no_schedule=bool(getattr(ns, "no_schedule", False)),
         parameters=parameters_of(ns.parameter, _PROG),
-        options=_options(ns, gpus=ns.gpus, min_gpus=0), args=tuple(verbatim))
+        options=_options(ns, gpus=ns.gpus, min_gpus=0), args=tuple(verbatim), preempt=bool(getattr(ns, "preempt", False)))
 
 
 def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> dict[str, Any]:
@@ -175,6 +181,8 @@ def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> di
         body["overlap"] = cmd.overlap
     if cmd.paused:
         body["paused"] = True
+    if cmd.preempt:
+        body["no_preempt"] = False
     if cmd.parameters:
         body["parameters"] = dict(cmd.parameters)
     if cmd.args:

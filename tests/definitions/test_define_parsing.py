@@ -46,3 +46,14 @@ def test_bad_define_lines_name_the_argument(tokens: list[str], field: str) -> No
     with pytest.raises(ValidationError) as err:
         parse_define(tokens)
     assert err.value.field == field
+
+
+def test_s38_defs_5_define_takes_no_preempt_and_edit_preempt_undoes_it() -> None:
+    """Session 38, item 5 on the magics: ``%schedule define`` had no ``--no-preempt`` (a usage error), then an edit
+    could not undo it; create and edit send it, ``edit --preempt`` clears it (as the CLI's), never both at once."""
+    made = definition_body(parse_define(["train.py", "--cron", "0 3 * * *", "--no-preempt"]), target_path="/w/train.py")
+    assert made["no_preempt"] is True
+    assert definition_body(parse_define(["edit", "d-1", "--no-preempt"])) == {"no_preempt": True}
+    assert definition_body(parse_define(["edit", "d-1", "--preempt"])) == {"no_preempt": False}
+    with pytest.raises(ValidationError):
+        parse_define(["edit", "d-1", "--preempt", "--no-preempt"])
