@@ -121,6 +121,15 @@ def known_teams(quotas: Mapping[str, Any]) -> set[str]:
             if item.get("team")}
 
 
+def _say_admins(app: Any, models: Mapping[str, Mapping[str, Any]]) -> None:
+    """Log the scheduler admins by name where the hub's admins changed (:mod:`.admin_roll`; newuser38 n7). A
+    function, not a method: tests call :meth:`HubSchedApp._seen_models` with a stand-in for the app, which has no
+    roll (then nothing is said)."""
+    roll = getattr(app, "_admin_roll", None)
+    if roll is not None and (said := roll.seen(models)) is not None:
+        app.log.info("jupyter_sched: %s", said)  # the app's log: INFO of a module logger is not shown
+
+
 def refuse_unrunnable(mapping: AccountMapping) -> Callable[[Job], None]:
     """The admission step's run-as check of hub mode with the local executor: a job whose owner
     has no OS account it may run as (none, root or a system account, ``nobody``) is refused when
@@ -526,15 +535,10 @@ class HubSchedApp(SchedApp):
     async def _name_hub_admins(self) -> None:
         """Read the hub's users once and log its admins by name (:mod:`.admin_roll`; with no hub poll)."""
         try:
-            self._seen_admins(await all_users(self._hub()))
+            _say_admins(self, await all_users(self._hub()))
         except HubLookupError as exc:
             self.log.warning("jupyter_sched: scheduler admins: the hub's admins could not be read (%s); a hub "
                              "admin is still one at each request, as the hub says", exc)
-
-    def _seen_admins(self, models: Mapping[str, Mapping[str, Any]]) -> None:
-        roll = getattr(self, "_admin_roll", None)
-        if roll is not None and (said := roll.seen(models)) is not None:
-            self.log.info("jupyter_sched: %s", said)
 
     def _listening_tick(self) -> None:
         """Write this process's listening span, then its last sign of life (:mod:`.listening`), off the loop; one at
@@ -661,7 +665,7 @@ class HubSchedApp(SchedApp):
         users whose groups changed (red team 19, R2), and the service log says who; the quota service
         keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7); the users' names
         are the known names a look-alike caller is refused for (:func:`~.lookalike_names.lookalike_refusal`, red29 R2)."""
-        self._seen_admins(models)  # named in the log at the first read and when they change (newuser38 n7)
+        _say_admins(self, models)  # named in the log at the first read and when they change (newuser38 n7)
         names = frozenset(str(name) for name in models)
         if names != getattr(self, "_known_names", None):
             self._known_names = names
