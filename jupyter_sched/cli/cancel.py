@@ -26,7 +26,7 @@ from ..wording.jobs import (
     work_count,
 )
 from .confirm import confirmed, interactive
-from .main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, PROG, Streams, error_line, failure, job_of
+from .main import EXIT_OK, EXIT_USAGE, PROG, Streams, error_line, failure, job_of, refused_status
 from .progress import CountingProgress
 
 __all__ = ["cancel"]
@@ -61,7 +61,7 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
             if len(args.job_ids) == 1:
                 raise
             print(failure(args, error_line("cancel", exc), exc), file=io.err)
-            code = EXIT_REFUSED
+            code = max(code, refused_status(exc))  # 2 if any was bad input (newuser38 n2)
             continue
         try:
             before = client.job(job_id)
@@ -80,7 +80,7 @@ def cancel(client: Any, args: argparse.Namespace, io: Streams) -> int:
             if len(args.job_ids) == 1:
                 raise
             print(failure(args, error_line("cancel", exc), exc), file=io.err)  # keep going with the other ids
-            code = EXIT_REFUSED
+            code = max(code, refused_status(exc))  # 2 if any was bad input (newuser38 n2)
             continue
         if args.json:
             _dump_line(after, io)

@@ -7,7 +7,7 @@ Each job gets one line saying what changed, in the server's words::
     j-1m93… (train): held (release with: jupyter-sched release j-1m93…)
     j-1m93… (train): time limit 4h00m → 3h00m: it is stopped at 14:05 UTC (in 1h12m), 3h00m after its start
 
-A refusal of one of several jobs is said on stderr and the others go on (exit 1 at the end), as ``cancel``
+A refusal of one of several jobs is said on stderr and the others go on (exit 1 at the end, 2 when one was bad input), as ``cancel``
 does. Standard library only at parse time (the CLI's start-up cost: :mod:`.main`).
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SchedError
 from ..wording.jobs import changed_line
-from .main import EXIT_OK, EXIT_REFUSED, JOB_HELP, Streams, error_line, failure, job_of
+from .main import EXIT_OK, JOB_HELP, Streams, error_line, failure, job_of, refused_status
 
 __all__ = ["NAMES", "add_parsers", "change"]
 
@@ -73,7 +73,8 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
 
 
 def change(client: Any, args: argparse.Namespace, io: Streams) -> int:
-    """``hold``, ``release``, ``update`` or ``top`` of each JOB: one line each (exit 1 if any was refused)."""
+    """``hold``, ``release``, ``update`` or ``top`` of each JOB: one line each (exit 1 if any was refused, 2 if any
+    was bad input: :func:`.main.refused_status`)."""
     command = str(args.command)
     body = _body(args)
     if not body:
@@ -89,7 +90,7 @@ def change(client: Any, args: argparse.Namespace, io: Streams) -> int:
             if len(args.job_ids) == 1:
                 raise
             print(failure(args, error_line(command, exc), exc), file=io.err)  # keep going with the other jobs
-            code = EXIT_REFUSED
+            code = max(code, refused_status(exc))  # 2 if any was bad input (newuser38 n2)
             continue
         if getattr(args, "json", False):
             print(json.dumps(job, sort_keys=True), file=io.out)

@@ -29,9 +29,13 @@ JOB is a job's id (``j-…``; a lease's, ``l-…``) or the name of one of the ca
 Server discovery: ``--url``/``--token``, else ``JUPYTER_SCHED_URL``/``JUPYTER_SCHED_TOKEN``,
 else the running-server files of this machine (``jupyter_server.serverapp.list_running_servers``).
 
-Exit codes: 0 success; 1 the server refused the request (the error line says why); 2 bad
-command line (or a bulk cancel not confirmed); 3 no server found or the server did not answer;
-4 ``wait`` saw the job end without success; 5 ``wait --for`` ran out; 130 interrupted.
+Exit codes (:data:`EXIT_STATUS_HELP`, said by ``--help``): 0 success; 2 bad input — a command line
+the CLI cannot read or a value in it that is wrong whoever checks it, the CLI before sending or the
+server (``[usage_error]``, ``[validation_error]``, ``[invalid_timestamp]``), or a bulk cancel not
+confirmed; 1 a well-formed request the server refused (not found, not yours, a conflict with the
+job's state, over a quota, busy); 3 no server found or the server did not answer; 4 ``wait`` saw
+the job end without success; 5 ``wait --for`` ran out; 130 interrupted. (newuser38 n2: the
+status followed where a value was checked: ``--time-limit 2x`` 1, ``-5m`` 2.)
 
 Start-up cost matters here (each call is a new process): this module imports only the standard
 library; only the named subcommand's parser is built; the HTTP client loads after the command
@@ -58,7 +62,8 @@ from ..userfiles import file_problem
 from .aliases import OneSetting
 
 __all__ = [
-    "EXIT_INTERRUPTED", "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_TIMEOUT", "EXIT_USAGE",
+    "EXIT_INTERRUPTED", "EXIT_JOB_FAILED", "EXIT_NO_SERVER", "EXIT_OK", "EXIT_REFUSED", "EXIT_STATUS_HELP", "EXIT_TIMEOUT",
+    "EXIT_USAGE", "refused_status",
     "build_parser", "job_of", "main",
 ]
 
@@ -72,11 +77,34 @@ EXIT_INTERRUPTED = 130
 
 PROG = "jupyter-sched"
 
+EXIT_STATUS_HELP = (f"Exit status: {EXIT_OK} done; {EXIT_USAGE} bad input: fix the command and run it again "
+                    "(an unknown option, a missing or wrong value such as --gpus two or --time-limit 2x, a file that "
+                    "is not there — whether this CLI or the server found it; the line ends [usage_error], "
+                    f"[validation_error] or [invalid_timestamp]); {EXIT_REFUSED} refused: the request was fine but the "
+                    "server will not do it (no such job, not yours, over a quota, busy; the line ends with the reason's "
+                    f"code); {EXIT_NO_SERVER} no server answered; {EXIT_JOB_FAILED} and {EXIT_TIMEOUT} wait's outcomes "
+                    f"(`{PROG} wait --help`); {EXIT_INTERRUPTED} interrupted.")
+"""The exit statuses of every subcommand, in ``jupyter-sched --help`` (newuser38 n2: a bad value was 1 or 2
+by where it was checked, ``--time-limit 2x`` 1 and ``-5m`` 2, ``--workdir /nonexistent`` 1 and
+``--script nosuch.py`` 2: a script could not tell a mistake of its own from a refusal)."""
+
+INPUT_CODES = frozenset({"usage_error", "validation_error", "invalid_timestamp"})
+"""The error codes of bad input: exit :data:`EXIT_USAGE` (:func:`refused_status`)."""
+
+
+def refused_status(exc: BaseException) -> int:
+    """The exit status of a request refused with ``exc``: :data:`EXIT_USAGE` for bad input (a
+    :class:`~jupyter_sched.errors.ValidationError`, the server's 400 or the CLI's own check), else
+    :data:`EXIT_REFUSED` — one rule whoever checked the value (:data:`EXIT_STATUS_HELP`)."""
+    return EXIT_USAGE if isinstance(exc, ValidationError) or getattr(exc, "code", None) in INPUT_CODES \
+        else EXIT_REFUSED
+
+
 WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED} it ended otherwise (failed, "
                    f"cancelled, lost or rejected; a lease released by you or your server — listed as cancelled, 'released by "
                    f"you' — counts as succeeded); "
                    f"{EXIT_TIMEOUT} it was still going when --for ran out; "
-                   f"{EXIT_REFUSED} refused (e.g. no such job, a bad --for); {EXIT_NO_SERVER} no server answered (a restart "
+                   f"{EXIT_USAGE} bad input (e.g. a bad --for); {EXIT_REFUSED} refused (e.g. no such job); {EXIT_NO_SERVER} no server answered (a restart "
                    f"is waited out first: up to 10 min of no answer); "
                    f"{EXIT_INTERRUPTED} interrupted with Ctrl-C (the job goes on).")
 """``wait`` and ``submit --wait`` exit statuses, said in their --help so scripts can use them (new
@@ -314,6 +342,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog=PROG, description="GPU scheduling for Jupyter: submit, watch and cancel jobs on a running server.",
+        epilog=EXIT_STATUS_HELP,
         allow_abbrev=command not in ("teams", "users", "nodes"))  # `teams move --to` is no abbreviation of --token
     parser.add_argument("-V", "--version", action=_Version, help="print the version of jupyter_sched and exit "
                                                                  "(no server needed)")
@@ -1017,11 +1046,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
 
         # the hub's proxy (503) or a user's server (502) answered for a scheduler that did not:
         # "no server answered", as the help says, not "refused" (hubadmin23 A18)
-        return EXIT_NO_SERVER if no_server_answered(exc) else EXIT_REFUSED
+        return EXIT_NO_SERVER if no_server_answered(exc) else refused_status(exc)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except SystemExit as exc:  # a command's own usage error (parser.error): its status, returned as parsing's is
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
 
 
 def stale_url_env(message: str, url: str) -> tuple[str, str]:

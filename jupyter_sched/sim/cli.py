@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from ..errors import SchedError, ValidationError
+from ..errors import NotFoundError, SchedError, ValidationError
 
 if TYPE_CHECKING:
     from ..model import QuotaSet
@@ -332,7 +332,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     except SchedError as exc:
         hint = f" — {exc.hint}" if exc.hint else ""
         err.write(f"{said}{exc.message}{hint} [{exc.code}]\n")
-        return 1
+        # bad input is 2, as every command's (newuser38 n2): here every refusal is of what was typed or the files it
+        # names (a scenario, an output folder, traces not fetched)
+        return 2 if isinstance(exc, ValidationError | NotFoundError) else 1
     except ModuleNotFoundError as exc:  # a slim install: the simulator's libraries are an extra
         if exc.name and exc.name.split(".")[0] in ("pandas", "plotly", "scipy", "numpy"):
             from ..extras import install_extra

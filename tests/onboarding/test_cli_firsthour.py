@@ -440,7 +440,7 @@ def test_too_many_gpus_and_a_bad_time_limit_are_told_in_the_clis_terms(server: E
     assert big.err.strip() == ("jupyter-sched submit: --gpus: needs 3 GPUs of any model on one node but the largest "
                                "node has 2 — ask for at most 2 GPUs [unschedulable]")
     forever = cli(server, "tok-ann", "submit", "--time-limit", "forever", "--", "true")
-    assert forever.code == EXIT_REFUSED
+    assert forever.code == EXIT_USAGE  # bad input: 2 whoever finds it (newuser38 n2)
     assert forever.err.startswith("jupyter-sched submit: --time-limit: cannot parse duration 'forever' — ")
 
 
@@ -504,10 +504,10 @@ def test_a_huge_number_is_echoed_as_typed(server: EmbeddedServer) -> None:
     (the CLI sent a float); the magic and REST echo what was typed."""
     huge = "99999999999999999999999"
     run = cli(server, "tok-ann", "submit", "--gpus", huge, "--", "true")
-    assert run.code == EXIT_REFUSED
+    assert run.code == EXIT_USAGE  # bad input: 2 whoever finds it (newuser38 n2)
     assert f"submit: --gpus must be <= 2 (got {huge})" in run.err and "1611392" not in run.err
     cpu = cli(server, "tok-ann", "submit", "--cpu", huge, "--", "true")
-    assert cpu.code == EXIT_REFUSED and huge in cpu.err and "e+" not in cpu.err
+    assert cpu.code == EXIT_USAGE and huge in cpu.err and "e+" not in cpu.err
 
 
 def test_rest_bounds_and_types_are_told_in_plain_words(server: EmbeddedServer) -> None:
@@ -1419,7 +1419,7 @@ def test_newuser4_finding_5_submit_errors_name_the_flag_and_say_negative(server:
     """New user 4, finding 5: ``--workdir /nonexistent`` was told to "leave working_dir out";
     ``--time-limit -5`` read "cannot parse duration '-5'" (it parses; it is negative)."""
     missing = cli(server, "tok-ann", "submit", "--workdir", str(tmp_path / "nodir"), "--", "true")
-    assert missing.code == EXIT_REFUSED and "leave --workdir out" in missing.err and "working_dir" not in missing.err, \
+    assert missing.code == EXIT_USAGE and "leave --workdir out" in missing.err and "working_dir" not in missing.err, \
         missing.err
     negative = cli(server, "tok-ann", "submit", "--time-limit", "-5", "--", "true")
     assert "--time-limit must not be negative (got '-5')" in negative.err, negative.err

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED
+from jupyter_sched.cli.main import EXIT_NO_SERVER, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError, SchedMagics
 from tests.onboarding.test_cli_firsthour import api, clear, module_server, wait_state
@@ -82,7 +82,7 @@ def test_newuser11_n20_a_relative_workdir_is_read_from_the_callers_folder(server
     wait_state(server, "tok-ann", job_id, "succeeded")
     assert _cli(env, "logs", job_id).stdout.strip() == str(tmp_path / "sub")
     missing = _cli(env, "submit", "--gpus", "0", "--workdir", "nothere", "--", "pwd", cwd=tmp_path)
-    assert missing.returncode == EXIT_REFUSED, missing.stdout + missing.stderr
+    assert missing.returncode == EXIT_USAGE, missing.stdout + missing.stderr
     assert f"'{tmp_path / 'nothere'}' does not exist" in missing.stderr, missing.stderr  # the path it looked at
     assert "relative one is read" not in missing.stderr, missing.stderr  # the CLI's relative paths are its folder's
 
@@ -160,7 +160,7 @@ def test_newuser11_n5_cli_cancel_takes_a_unique_name_of_mine(server: EmbeddedSer
     assert done.returncode == EXIT_OK and done.stdout.startswith(f"cancelled {job_id} ("), done.stdout + done.stderr
     twice = [_submit(server, "tok-ann", "twice-nu11", "sleep", "120") for _ in range(2)]
     both = _cli(env, "cancel", "twice-nu11")
-    assert both.returncode == EXIT_REFUSED and "2 of your jobs are named 'twice-nu11'" in both.stderr, both.stderr
+    assert both.returncode == EXIT_USAGE and "2 of your jobs are named 'twice-nu11'" in both.stderr, both.stderr
     assert twice[0] in both.stderr and twice[1] in both.stderr, both.stderr
     assert "jobs are named by their ids" not in done.stderr
     clear(server)  # another user's name: test_newuser32_n3_cli_… (whose it is, as the queue shows it)
@@ -219,7 +219,7 @@ def test_newuser32_n3_cli_a_name_only_another_users_live_job_has_says_whose_it_i
     assert "none of your jobs is named 'gone-n32n3', and no job has that id" in gone.stderr, gone.stderr
     assert ended not in gone.stderr and "bob" not in gone.stderr, gone.stderr
     admin = _cli(_env(tmp_path, server, "tok-boss"), "cancel", "bx-n32n3")
-    assert admin.returncode == EXIT_REFUSED, admin.stdout + admin.stderr
+    assert admin.returncode == EXIT_USAGE, admin.stdout + admin.stderr
     assert f"'bx-n32n3' is bob's job {live} (" in admin.stderr and "a name is looked for among your own jobs " \
         f"only — give its id: `jupyter-sched cancel {live}`" in admin.stderr, admin.stderr
     job = api(server, "tok-bob").get(f"jobs/{live}").json()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.cli.main import EXIT_OK, EXIT_USAGE
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError
 from jupyter_sched.model.validation import UNLIMITED_NO_GPU_WARNING
@@ -78,7 +78,7 @@ def test_newuser13_n1_time_limit_zero_is_no_limit_everywhere_and_below_a_second_
     said = _magic_refusal(server, f"run --gpus 0 --time-limit 0.5s {script}")
     assert said.startswith("--time-limit must be at least 1 second (got '0.5s')"), said
     tiny = _cli(env, "submit", "--gpus", "0", "--time-limit", "0.5s", "--", "true")
-    assert tiny.returncode == EXIT_REFUSED
+    assert tiny.returncode == EXIT_USAGE  # bad input: 2 whoever finds it (newuser38 n2)
     assert tiny.stderr.startswith("jupyter-sched submit: --time-limit must be at least 1 second (got '0.5s')"), tiny.stderr
     error = _refused(server, {"time_limit": ""})
     assert (error["field"], error["message"]) == ("time_limit", "time_limit must not be empty"), error

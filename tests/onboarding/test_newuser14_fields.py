@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_sched.cli.main import EXIT_REFUSED
+from jupyter_sched.cli.main import EXIT_REFUSED, EXIT_USAGE
 from jupyter_sched.magics.core import MagicError
 from jupyter_sched.model.units import parse_memory_mib
 from jupyter_sched.wording.reasons import memory_texts
@@ -38,9 +38,10 @@ def _rest(server: EmbeddedServer, body: dict[str, object], status: int = 400) ->
     return error
 
 
-def _cli_line(server: EmbeddedServer, tmp_path: Path, *argv: str) -> str:
+def _cli_line(server: EmbeddedServer, tmp_path: Path, *argv: str, code: int = EXIT_USAGE) -> str:
+    """The refusal's line; exit 2 for bad input, 1 for a refusal of the cluster (newuser38 n2)."""
     said = _cli(_env(tmp_path, server), "submit", *argv)
-    assert said.returncode == EXIT_REFUSED, (argv, said.stdout, said.stderr)
+    assert said.returncode == code, (argv, said.stdout, said.stderr)
     return said.stderr.strip().splitlines()[-1]
 
 
@@ -181,7 +182,8 @@ def test_newuser14_n16_memory_one_mib_above_the_limit_says_two_different_figures
         assert error["message"] == ("asks for 81921 MiB of memory per GPU; the most any GPU here has is 81920 MiB"), \
             error
         assert error["hint"].startswith("ask for at most 80 GiB per GPU"), error
-    line = _cli_line(server, tmp_path, "--gpus", "1", "--mem-per-gpu", "81921", "--", "true")
+    line = _cli_line(server, tmp_path, "--gpus", "1", "--mem-per-gpu", "81921", "--", "true",
+                     code=EXIT_REFUSED)  # no GPU here has that much: refused, not bad input
     assert "asks for 81921 MiB of memory per GPU; the most any GPU here has is 81920 MiB" in line, line
     assert _rest(server, {"gpus": 1, "command": ["true"], "mem_per_gpu": "200GiB"}, 422)["message"] == (
         "asks for 200 GiB of memory per GPU; the most any GPU here has is 80 GiB")

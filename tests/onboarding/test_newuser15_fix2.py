@@ -242,11 +242,11 @@ def test_newuser14_n24_simulate_says_its_errors_as_the_cli_does(tmp_path: Path) 
     bad = tmp_path / "bad.yaml"
     bad.write_text("a: [\n")
     missing = _cli(_env(None), "simulate", str(tmp_path / "nope.yaml"))
-    assert missing.returncode == 1 and missing.stderr == (
+    assert missing.returncode == 2 and missing.stderr == (
         f"jupyter-sched simulate: scenario file {tmp_path / 'nope.yaml'} does not exist — check the path "
         "[not_found]\n"), missing.stderr
     broken = _cli(_env(None), "simulate", str(bad))
-    assert broken.returncode == 1 and broken.stderr.count("\n") == 1, broken.stderr
+    assert broken.returncode == 2 and broken.stderr.count("\n") == 1, broken.stderr
     assert broken.stderr.startswith("jupyter-sched simulate: bad.yaml is not valid YAML (line 2, column 1): "), \
         broken.stderr
     folder = _cli(_env(None), "simulate", str(tmp_path))

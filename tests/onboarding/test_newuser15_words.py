@@ -95,7 +95,7 @@ def test_newuser15_n3_a_count_python_reads_but_nobody_means_is_refused(server: E
     from jupyter_sched.model.validation import parse_gpus
 
     code, out, err = _cli(server, capsys, "submit", "-q", "--gpus", typed, "--", "true")
-    assert code == EXIT_REFUSED and not out, (code, out, err)
+    assert code == EXIT_USAGE and not out, (code, out, err)
     assert f'--gpus must be an integer (got "{typed}")' in err, err
     with pytest.raises(ValidationError):
         parse_gpus(typed)
@@ -103,7 +103,7 @@ def test_newuser15_n3_a_count_python_reads_but_nobody_means_is_refused(server: E
         _magics(server).gpu(f"request {typed} --no-wait")
     assert str(magic.value).startswith(f'%gpu request: gpus must be an integer (got "{typed}")'), magic.value
     code, _, err = _cli(server, capsys, "submit", "-q", "--gpus", "0", "--cpu", typed, "--", "true")
-    assert code == EXIT_REFUSED and "--cpu must be a number of cores" in err, err
+    assert code == EXIT_USAGE and "--cpu must be a number of cores" in err, err
     rows = api(server, "tok-boss").get("jobs", params={"all": "true"}).json()
     assert not (rows["jobs"] if isinstance(rows, dict) else rows), rows  # nothing was submitted
 
@@ -138,7 +138,7 @@ def test_newuser15_n4_a_negative_time_limit_is_not_told_to_be_above_zero(server:
     assert _refused(server, {"gpus": 0, "command": ["true"], "time_limit": -5})["message"] == \
         "time_limit must not be negative (got -5)"
     code, _, err = _cli(server, capsys, "submit", "--gpus", "0", "--time-limit=-5", "--", "true")
-    assert code == EXIT_REFUSED and "--time-limit must not be negative (got '-5') — give e.g. '10m', or 0 for no " \
+    assert code == EXIT_USAGE and "--time-limit must not be negative (got '-5') — give e.g. '10m', or 0 for no " \
         "limit" in err, err
 
 
@@ -221,7 +221,7 @@ def test_newuser15_n10_a_number_of_seconds_in_exponent_form_is_a_number_of_secon
     from jupyter_sched.model.units import parse_duration
 
     code, _, err = _cli(server, capsys, "wait", "j-abc-def", "--for", "1e9")
-    assert code == EXIT_REFUSED and "--for must be at most 366 days (got '1e9')" in err, err
+    assert code == EXIT_USAGE and "--for must be at most 366 days (got '1e9')" in err, err
     assert "cannot parse" not in err
     assert parse_duration("1e2", field="--for") == 100.0
 

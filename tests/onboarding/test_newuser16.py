@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_sched.cli.main import EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.cli.main import EXIT_USAGE
 from jupyter_sched.magics.core import MagicError
 from tests.notebook.nb_harness import cell_text  # a plain module: loads however pytest was started
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
@@ -89,7 +89,7 @@ def test_newuser16_n2_a_fraction_above_one_gpu_is_told_the_rule_it_breaks(server
     assert (error["field"], error["message"], error["hint"]) == (
         "gpus", "gpus must be a whole number or a fraction below 1 (got 1.5)", GPUS_HINT), error
     said = _cli(_env(tmp_path, server), "submit", "--gpus", "1.5", "--", "true")
-    assert said.returncode == EXIT_REFUSED
+    assert said.returncode == EXIT_USAGE  # bad input: 2 whoever finds it (newuser38 n2)
     assert said.stderr.strip().splitlines()[-1] == (
         f"jupyter-sched submit: --gpus must be a whole number or a fraction below 1 (got 1.5) — {GPUS_HINT} "
         "[validation_error]"), said.stderr
@@ -135,7 +135,7 @@ def test_newuser16_n6_cli_workdir_hint_names_this_shells_folder(server: Embedded
     here = tmp_path / "here"
     here.mkdir()
     said = _cli(_env(tmp_path, server), "submit", "--workdir", "/nonexist-nu16", "--", "true", cwd=here)
-    assert said.returncode == EXIT_REFUSED, said.stderr
+    assert said.returncode == EXIT_USAGE, said.stderr  # bad input: 2 whoever finds it (newuser38 n2)
     line = said.stderr.strip().splitlines()[-1]
     assert f"leave --workdir out (the job starts in this shell's folder, {here})" in line, line
     assert "server's root" not in line, line

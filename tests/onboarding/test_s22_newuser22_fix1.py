@@ -166,7 +166,7 @@ def test_s22_newuser22_n4_a_rerun_name_means_the_live_job_to_cancel_wait_and_log
         # two live ones: which is meant cannot be told — the live ones listed, not the ended
         third, fourth = _submit(server, "rerun-n4", "sleep", "300"), _submit(server, "rerun-n4", "sleep", "300")
         code, _, err = _run("cancel", "rerun-n4")
-        assert code == EXIT_REFUSED and "2 of your jobs are named 'rerun-n4' and pending or running: " in err, err
+        assert code == EXIT_USAGE and "2 of your jobs are named 'rerun-n4' and pending or running: " in err, err
         assert third in err and fourth in err and first not in err and second not in err, err
         assert "(2 more of that name ended)" in err, err
     finally:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.cli.main import EXIT_OK, EXIT_USAGE
 from jupyter_sched.cli.scenario_export import history_source
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.magics.core import MagicError, _one_line
@@ -38,7 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
     yield from module_server(tmp_path_factory, "v30", USERS)
 
 
-def _refused(server: EmbeddedServer, tmp_path: Path, *argv: str, code: int = EXIT_REFUSED) -> str:
+def _refused(server: EmbeddedServer, tmp_path: Path, *argv: str, code: int = EXIT_USAGE) -> str:
+    """The refusal's last line; its exit status 2, bad input, whoever found it (newuser38 n2)."""
     said = _cli(_env(tmp_path, server), *argv, cwd=tmp_path)
     assert said.returncode == code, (argv, said.stdout, said.stderr)
     return said.stderr.strip().splitlines()[-1]

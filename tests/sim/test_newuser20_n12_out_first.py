@@ -24,7 +24,7 @@ def test_newuser20_n12_out_naming_a_file_is_refused_before_the_run(tmp_path: Pat
     a_file = tmp_path / "taken.txt"
     a_file.write_text("keep me\n")
     code, out, err = _simulate(str(scenario), "--out", str(a_file))
-    assert code == 1 and out == "", out  # nothing ran: no summary printed
+    assert code == 2 and out == "", out  # nothing ran: no summary printed
     assert err.startswith(f"jupyter-sched simulate: --out {a_file} is a file; give a folder"), err
     assert a_file.read_text() == "keep me\n"
 
@@ -35,7 +35,7 @@ def test_newuser20_n12_an_out_that_cannot_be_created_is_refused_before_the_run(t
     a_file = tmp_path / "taken.txt"
     a_file.write_text("")
     code, out, err = _simulate(str(scenario), "--out", str(a_file / "sub"))  # a folder under a file: even root fails
-    assert code == 1 and out == "", out
+    assert code == 2 and out == "", out
     assert err.startswith(f"jupyter-sched simulate: --out {a_file / 'sub'}: cannot create the folder"), err
 
 

@@ -35,7 +35,7 @@ def test_s22_newuser22_n13_existing_output_files_are_refused_before_the_run(tmp_
     (folder / "jobs.csv").write_text("my data\n")
     (folder / "queue.html").write_text("<p>mine</p>\n")
     code, out, err = _simulate(str(scenario), "--out", str(folder))
-    assert code == 1 and out == "", out  # nothing ran
+    assert code == 2 and out == "", out  # nothing ran; bad input is 2 (newuser38 n2)
     assert err.startswith(f"jupyter-sched simulate: --out {folder} already has jobs.csv and queue.html: "
                           "this run would overwrite them — give an empty or new folder"), err
     assert "--force" in err and err.rstrip().endswith("[validation_error]"), err
@@ -54,7 +54,7 @@ def test_s22_newuser22_n13_force_overwrites_and_other_files_stay(tmp_path: Path,
     assert (folder / "notes.txt").read_text() == "keep\n"
     assert f"wrote {folder}/jobs.csv, timeseries.csv, summary.csv, teams.csv, queue.html, utilization.html" in out, out
     code, _, err = _simulate(str(scenario), "--out", str(folder))  # its own earlier output too: --force again
-    assert code == 1 and "already has jobs.csv, timeseries.csv, summary.csv, teams.csv, queue.html and utilization.html" in err
+    assert code == 2 and "already has jobs.csv, timeseries.csv, summary.csv, teams.csv, queue.html and utilization.html" in err
 
 
 def test_s22_newuser22_n13_a_link_of_an_output_name_is_not_written_through(tmp_path: Path, scenario: Path) -> None:
@@ -65,7 +65,7 @@ def test_s22_newuser22_n13_a_link_of_an_output_name_is_not_written_through(tmp_p
     os.symlink(tmp_path / "nowhere", folder / "jobs.csv")  # a dangling link is a planted file too
     for extra in ((), ("--force",)):
         code, out, err = _simulate(str(scenario), "--out", str(folder), *extra)
-        assert code == 1 and out == "", (extra, out)
+        assert code == 2 and out == "", (extra, out)
         assert "jobs.csv and summary.csv are there but not a plain file" in err, err
     assert victim.read_text() == "precious\n" and not (tmp_path / "nowhere").exists()
 
@@ -73,5 +73,5 @@ def test_s22_newuser22_n13_a_link_of_an_output_name_is_not_written_through(tmp_p
 def test_s22_newuser22_n13_openb_names_its_own_files(tmp_path: Path) -> None:
     (tmp_path / "pods.csv").write_text("mine\n")
     code, out, err = _simulate("--openb", "default", "--out", str(tmp_path))
-    assert code == 1 and out == "", out  # refused before the trace is looked for
+    assert code == 2 and out == "", out  # refused before the trace is looked for
     assert f"--out {tmp_path} already has pods.csv: this run would overwrite it" in err, err

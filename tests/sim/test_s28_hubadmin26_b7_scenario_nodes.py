@@ -108,7 +108,7 @@ def test_hubadmin26_b7_c_simulate_quotas_file_replays_under_a_proposed_line(tmp_
                        (("--quotas", str(tmp_path / "none.yaml")), "does not exist"),
                        (("--tiresias", "n1g4", "--quotas", str(proposed)), "--quotas goes with a scenario file")):
         code, _, err = run("simulate", *(argv if argv[0] == "--tiresias" else (str(scenario), *argv)))
-        assert code == 1 and said in err, err
+        assert code == 2 and said in err, err
 
 
 def test_hubadmin26_b7_b_history_scenario_from_the_hubs_answers() -> None:

@@ -59,7 +59,7 @@ def test_fetch_traces_dry_run_prints_the_plan_and_bad_groups_fail(tmp_path: Path
     code, out, _ = run("fetch-traces", "--dest", str(tmp_path), "--only", "fgd", "--dry-run")
     assert code == 0 and len(out.splitlines()) == 3 and not any(tmp_path.iterdir())
     code, _, err = run("fetch-traces", "--dest", str(tmp_path), "--only", "imagenet", "--dry-run")
-    assert code == 1 and "imagenet" in err
+    assert code == 2 and "imagenet" in err
 
 
 def test_simulate_a_scenario_writes_records_and_figures(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_a_bad_command_line_exits_2(argv: list[str], capsys: pytest.CaptureFixtu
 
 def test_a_missing_scenario_file_is_an_error_line_not_a_traceback(tmp_path: Path) -> None:
     code, _, err = run("simulate", str(tmp_path / "nope.yaml"))
-    assert code == 1 and err.startswith("jupyter-sched simulate: scenario file") and err.endswith("[not_found]\n"), err
+    assert code == 2 and err.startswith("jupyter-sched simulate: scenario file") and err.endswith("[not_found]\n"), err
 
 
 def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_the_jupyter_sched_command_dispatches_simulate_without_a_server(tmp_path
 ], ids=["unknown policy", "negative seed", "empty workload", "empty cluster spec"])
 def test_bad_simulate_arguments_are_an_error_line(argv: list[str], want: str) -> None:
     code, out, err = run("simulate", *argv)
-    assert code == 1 and not out and err.startswith(want), err
+    assert code == 2 and not out and err.startswith(want), err
 
 
 IDLE_SCENARIO = """\

@@ -303,5 +303,5 @@ def test_newuser17_n19_a_job_running_to_the_horizon_is_counted_to_the_horizon(tm
     typo.write_text(path.read_text(encoding="utf-8").replace("submit: 0m}", "submit: 0m, runtme: 10m}"),
                     encoding="utf-8")
     err = io.StringIO()
-    assert main(["simulate", str(typo)], out=io.StringIO(), err=err) == 1
+    assert main(["simulate", str(typo)], out=io.StringIO(), err=err) == 2  # bad input (newuser38 n2)
     assert "unknown key 'runtme' — did you mean 'runtime'?" in err.getvalue()

@@ -53,7 +53,7 @@ def test_a_clone_without_shared_data_says_where_it_looked_once_and_how_to_fetch(
     env["PYTHONPATH"] = str(clone)
     done = subprocess.run([sys.executable, "-m", "jupyter_sched.sim.cli", "simulate", "--openb", "default"],
                           cwd=clone, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.returncode == 2 and done.stdout == "", done.stderr
     line = done.stderr.strip()
     assert line.startswith("jupyter-sched simulate: trace data folder not found (looked in "), line
     places = line.split("(looked in ", 1)[1].split(")", 1)[0].split(", ")
@@ -70,7 +70,7 @@ def test_an_empty_trace_name_is_refused_naming_the_argument_with_or_without_data
         argv: list[str], field: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("JUPYTER_SCHED_DATA", str(tmp_path / "no-data-here"))
     code, out, err = run("simulate", *argv)
-    assert code == 1 and not out and err.startswith(f"jupyter-sched simulate: {field}"), err
+    assert code == 2 and not out and err.startswith(f"jupyter-sched simulate: {field}"), err
 
 
 def test_the_tiresias_trace_replays_from_the_committed_fixture(monkeypatch: pytest.MonkeyPatch) -> None:

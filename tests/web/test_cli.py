@@ -121,7 +121,7 @@ async def test_a_word_for_gpus_reads_the_same_in_the_cli_the_magics_and_rest(cli
     words = '--gpus must be an integer (got "two")'
     hint = "use a whole number such as 1 or 4, or a fraction below 1 such as 0.5"
     run = await cli("submit", "--gpus", "two", "--", "true")
-    assert run.code == EXIT_REFUSED
+    assert run.code == EXIT_USAGE  # bad input: 2 whoever finds it (newuser38 n2)
     assert run.err == f"jupyter-sched submit: {words} — {hint} [validation_error]\n", run.err
     with pytest.raises(UsageError) as magic, _parsing():
         parse_schedule_line("--gpus two", cell=True)
@@ -134,7 +134,7 @@ async def test_a_word_for_gpus_reads_the_same_in_the_cli_the_magics_and_rest(cli
 async def test_newuser6_finding_3_a_bad_env_shows_the_option_once(cli: Any) -> None:
     """New user 6, F3: the hint read "e.g. ----env SEED=1" (the field name rewritten inside the option)."""
     run = await cli("submit", "--gpus", "1", "--env", "=x", "--", "true")
-    assert run.code == EXIT_REFUSED
+    assert run.code == EXIT_USAGE  # bad input: 2 whoever finds it (newuser38 n2)
     assert run.err == ("jupyter-sched submit: --env '=x' is not NAME=VALUE — e.g. --env SEED=1, or --env SEED to "
                        "pass this shell's SEED [validation_error]\n"), run.err
 
@@ -156,7 +156,7 @@ async def test_newuser26_n2_env_name_alone_passes_the_shells_value_and_is_refuse
     assert {k: v for k, v in sent.items() if k not in SUBMITTER_VARIABLES} == {"NU26_PASS": "from the shell", "SEED": "1"}
     assert sent.get("PATH"), sent
     unset = await cli("submit", "--gpus", "0", "--env", "NU26_UNSET", "--", "true")
-    assert unset.code == EXIT_REFUSED
+    assert unset.code == EXIT_USAGE  # bad input: 2 whoever finds it (newuser38 n2)
     assert unset.err == ("jupyter-sched submit: --env NU26_UNSET: NU26_UNSET is not set in this shell — export "
                          "NU26_UNSET=… first, or give its value: --env NU26_UNSET=VALUE [validation_error]\n"), unset.err
 
@@ -169,7 +169,7 @@ async def test_submit_reserves_cpu_and_host_memory_and_names_a_bad_value(cli: An
     assert (resources["cpu_millis"], resources["memory_mib"]) == (500, 1024)
     for value in ("lots", "inf", "nan", "-1"):
         bad = await cli("submit", "--cpu", value, "--", "true")
-        assert bad.code == EXIT_REFUSED and "submit: --cpu " in bad.err and bad.err.count("\n") == 1, (value, bad.err)
+        assert bad.code == EXIT_USAGE and "submit: --cpu " in bad.err and bad.err.count("\n") == 1, (value, bad.err)
 
 
 async def test_no_server_is_one_line_and_exit_3(cli: Any, tmp_path: Path) -> None:

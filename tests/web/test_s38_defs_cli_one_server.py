@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from jupyter_sched.cli.main import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from jupyter_sched.cli.main import EXIT_OK, EXIT_USAGE
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = shutil.which("jupyter-sched", path=str(Path(sys.executable).parent)) or "jupyter-sched"
@@ -176,7 +176,7 @@ def test_s38_defs_2_a_notebook_definition_given_args_is_refused_naming_args_and_
     nb = _notebook(tmp_path / "argsnb.ipynb")
     refused = cli("definitions", "create", "argsnb.ipynb", "--name", "s38-argsnb", "--args", "--epochs 3",
                   "--gpus", "0", "--paused")
-    assert refused.code == EXIT_REFUSED, (refused.code, refused.err)
+    assert refused.code == EXIT_USAGE, (refused.code, refused.err)  # bad input (newuser38 n2)
     assert "--args '--epochs 3' are a script's arguments: a notebook takes none" in refused.err, refused.err
     assert "-p NAME=VALUE" in refused.err and "Traceback" not in refused.err, refused.err
     assert "s38-argsnb" not in cli("definitions", "list").out  # nothing saved
@@ -184,7 +184,7 @@ def test_s38_defs_2_a_notebook_definition_given_args_is_refused_naming_args_and_
                "--paused")
     assert made.code == EXIT_OK, made.err
     edit = cli("definitions", "edit", "s38-argsnb", "--args", "--epochs 4")
-    assert edit.code == EXIT_REFUSED and "a notebook takes none" in edit.err and "--args" in edit.err, edit.err
+    assert edit.code == EXIT_USAGE and "a notebook takes none" in edit.err and "--args" in edit.err, edit.err
     with cli.rest() as rest:
         d_id = next(d["id"] for d in rest.get("definitions").json() if d["name"] == "s38-argsnb")
         for method, path, body in (
