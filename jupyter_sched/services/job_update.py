@@ -45,11 +45,12 @@ from ..queues.limits import TimeLimitRule, effective_limit, over_max, run_limit
 from ..queues.order import PROMISE
 from ..scheduling.gates import held_reason
 from ..store import JobRecord
+from ..wording.not_yours import TOP_ADMIN_ONLY
 from ..wording.reasons import held_by_admin_unblock
 from ..wording.time_limits import PLANNED_SOURCES, limit_source_words, planned_limit_text
 from .models import UpdateJobRequest
 
-__all__ = ["Change", "planned", "render_limit"]
+__all__ = ["Change", "planned", "render_limit", "top_refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,11 +338,16 @@ def _unpromised(reason: PendingReason | None) -> PendingReason | None:
     return replace(reason, details={k: v for k, v in reason.details.items() if k != PROMISE})
 
 
+def top_refusal(job_id: str) -> AuthorizationError:
+    """The refusal of ``top`` by a non-admin, whoever's the job: said before whose it is (newuser38 n8: another
+    user's job was answered "you may hold, release or change only your own", as if its owner could top it)."""
+    return AuthorizationError(TOP_ADMIN_ONLY, field="top", hint=f"ask an admin: jupyter-sched top {job_id[:80]}")
+
+
 def _top(caller: Caller, job: Job, top: bool, now: Any, audit: list[Any], lines: list[str], fail: Any) -> Job:
     """An admin's top (or its taking back) of a pending job (module doc)."""
     if not caller.admin:
-        fail(AuthorizationError("only an admin puts a job first in its class", field="top",
-                                hint="ask an admin: jupyter-sched top " + job.id))
+        fail(top_refusal(job.id))
     _pending_only(job, "put first" if top else "taken off the top", "top")
     if top:
         new = replace(job, top_at=now)

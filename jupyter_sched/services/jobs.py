@@ -62,7 +62,7 @@ from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .drain_notice import drain_under, with_drain
-from .job_update import planned
+from .job_update import planned, top_refusal
 from .models import (
     CancelJobRequest,
     CancelJobsRequest,
@@ -1611,6 +1611,8 @@ class JobsService:
             ValidationError / ConflictError / AuthorizationError: see :func:`.job_update.planned`
                 (refusals audited).
         """
+        if request.top is not None and not caller.admin:  # admin-only whoever's job: said first (newuser38 n8)
+            self.ctx.admission.refuse(caller, top_refusal(job_id), request="update job", job_id=job_id)
         record = self.ctx.visible(caller, job_id, request="update job")
         if not caller.admin:  # each change is an audit row and a full cycle: the submit bucket (red27 R2)
             self.ctx.admission.limit_rate(caller, request="update job", doing="changing jobs")

@@ -20,7 +20,11 @@ from typing import Any
 
 from ..textsafe import printable_name
 
-__all__ = ["NOT_YOURS", "named_by_others", "not_yours_words", "request_of"]
+__all__ = ["NOT_YOURS", "TOP_ADMIN_ONLY", "named_by_others", "not_yours_words", "request_of"]
+
+TOP_ADMIN_ONLY = "only an admin puts a job first in its class"
+"""The refusal of ``top`` by a non-admin, of any job, their own or another's (newuser38 n8): an admin-only
+request is refused as such before whose the job is — "you may … only your own" implied its owner could."""
 
 NOT_YOURS: dict[str, str] = {
     "cancel": "you may cancel only your own",
@@ -86,6 +90,8 @@ def named_by_others(ref: str, others: Sequence[Mapping[str, Any]], *, admin: boo
         hint = f"give its id: {typed[0]}" if len(others) == 1 else f"give the id of the one you mean: {' or '.join(typed)}"
         return f"{said}: a name is looked for among your own {noun}s only", hint
     request = request_of(command)
+    if command.split()[-1:] == ["top"]:  # admin-only: not "only your own", which its owner could not either (n8)
+        return f"{said}: {TOP_ADMIN_ONLY}", f"ask an admin: `{command} {others[0].get('id')}`"
     owners = sorted({str(row.get("user") or "") for row in others} - {""})
     ask = f"ask {owners[0]} or an admin" if len(owners) == 1 else "ask their owners or an admin"
     if not request:
