@@ -204,12 +204,14 @@ def summary_text(summary: dict[str, object]) -> str:
         value = num(key)
         return "-" if value is None else format_duration(value)
 
-    wait = dur("avg_wait_s") if num("avg_wait_s") is not None else dur("avg_queue_s")
-    if num("avg_wait_s") is not None and num("avg_queue_s") is not None and dur("avg_queue_s") != wait:
+    mean_wait = dur("avg_wait_s") if num("avg_wait_s") is not None else dur("avg_queue_s")
+    wait = mean_wait + _over(summary.get("started"), "started")
+    if num("avg_wait_s") is not None and num("avg_queue_s") is not None and dur("avg_queue_s") != mean_wait:
         wait += f" (first waits {dur('avg_queue_s')}; the rest after preemption)"  # new user 18, N9
     makespan = ("≥ " if summary.get("makespan_open") else "") + dur("makespan_s")  # work ran on to the horizon
-    head = (f"{summary.get('jobs', 0)} jobs: {_fates(summary, dur)} · mean JCT {dur('avg_jct_s')} · "
-            f"mean wait {wait} · makespan {makespan}")
+    # each mean says what it is over (newuser38 n19: "1 waited · mean wait 47m34s" was the mean of all 7 jobs)
+    head = (f"{summary.get('jobs', 0)} jobs: {_fates(summary, dur)} · mean JCT {dur('avg_jct_s')}"
+            f"{_over(summary.get('finished'), 'finished')} · mean wait {wait} · makespan {makespan}")
     waited, coverage = summary.get("eta_waited_jobs"), num("eta_coverage")
     if num("eta_mae_s") is None:
         eta = "ETAs at submit: no job waited with an ETA to check"
@@ -222,6 +224,13 @@ def summary_text(summary: dict[str, object]) -> str:
     tail = (f"preemptions {summary.get('preemptions', 0)} · time-outs {summary.get('timeouts', 0)} · GPU-hours "
             f"allocated {'-' if alloc is None else f'{alloc:.1f}'}, lost {'-' if lost is None else f'{lost:.1f}'}")
     return "\n".join((head, eta, tail))
+
+
+def _over(count: object, which: str) -> str:
+    """`` over the 5 finished``: the jobs a mean of the summary is over ("" when not known)."""
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        return ""
+    return f" over the {which} one" if count == 1 else f" over the {count} {which}"
 
 
 def _fates(summary: dict[str, object], dur: Callable[[str], str]) -> str:

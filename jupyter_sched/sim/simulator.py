@@ -765,6 +765,7 @@ class Simulator:
             "avg_queue_s": float(jobs["queue_s"].dropna().mean()) if jobs["queue_s"].notna().any() else None,
             # every wait in the queue, after a preemption too (new user 18, N9); avg_queue_s is the first one
             "avg_wait_s": float(jobs["wait_s"].dropna().mean()) if jobs["wait_s"].notna().any() else None,
+            "started": int(jobs["wait_s"].notna().sum()),  # the jobs avg_wait_s is over (newuser38 n19: say which)
             # work still running at the horizon ran until then at least: the makespan is not shorter (N9)
             "makespan_s": (max(float(jobs["finish_s"].max()) if jobs["finish_s"].notna().any() else 0.0,
                                end_t if (jobs["outcome"] == "running").any() else 0.0) - float(jobs["submit_s"].min()))

@@ -55,8 +55,11 @@ def team_figures(jobs: pd.DataFrame, intervals: Iterable[UsageInterval], *, star
 def team_lines(teams: pd.DataFrame) -> list[str]:
     """``teams`` in words, one line per team::
 
-        team cv: 12 jobs, 7 waited · mean wait 14m, longest 1h02m · 40.5 GPU-hours
-        team nlp: 3 jobs, 0 waited, 1 never started (counted as waiting to the end) · mean wait 2h, longest 4h · 6.0 GPU-hours
+        team cv: 12 jobs, 7 waited · mean wait 14m over all 12, longest 1h02m · 40.5 GPU-hours
+        team nlp: 3 jobs, 0 waited, 1 never started (counted as waiting to the end) · mean wait 2h over all 3, longest 4h · 6.0 GPU-hours
+
+    The mean is over every job of the team, those that did not wait counted as 0s (newuser38 n19: "1 waited ·
+    mean wait 47m34s" read as the one waiter's mean, which was 5h33m).
     """
     from ..model.units import format_duration
 
@@ -64,6 +67,7 @@ def team_lines(teams: pd.DataFrame) -> list[str]:
     for row in teams.itertuples(index=False):
         never = f", {row.never_started} never started (counted as waiting to the end)" if row.never_started else ""
         out.append(f"team {row.team}: {row.jobs} job{'' if row.jobs == 1 else 's'}, {row.waited} waited{never} · "
-                   f"mean wait {format_duration(row.mean_wait_s)}, longest {format_duration(row.max_wait_s)} · "
+                   f"mean wait {format_duration(row.mean_wait_s)}{' over all ' + str(row.jobs) if row.jobs > 1 else ''}, "
+                   f"longest {format_duration(row.max_wait_s)} · "
                    f"{row.gpu_h:.1f} GPU-hours")
     return out

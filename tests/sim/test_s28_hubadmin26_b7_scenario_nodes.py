@@ -92,7 +92,7 @@ def test_hubadmin26_b7_c_simulate_quotas_file_replays_under_a_proposed_line(tmp_
     scenario.write_text(json.dumps(MIXED))
     code, free, err = run("simulate", str(scenario))
     assert code == 0, err
-    assert "team cv: 2 jobs, 0 waited · mean wait 0s, longest 0s · 2.0 GPU-hours" in free, free
+    assert "team cv: 2 jobs, 0 waited · mean wait 0s over all 2, longest 0s · 2.0 GPU-hours" in free, free
     assert "team nlp: 1 job, 0 waited · mean wait 0s, longest 0s · 1.0 GPU-hours" in free, free
     for text in (yaml.safe_dump(H100_LINE), json.dumps({"quotas": H100_LINE, "budgets": []})):  # a list, GET quotas'
         proposed = tmp_path / "proposed.yaml"
@@ -100,7 +100,7 @@ def test_hubadmin26_b7_c_simulate_quotas_file_replays_under_a_proposed_line(tmp_
         code, out, err = run("simulate", str(scenario), "--quotas", str(proposed), "--out", str(tmp_path / "o"),
                              "--force")
         assert code == 0, err
-        assert "team cv: 2 jobs, 1 waited · mean wait 29m30s, longest 59m · 2.0 GPU-hours" in out, out
+        assert "team cv: 2 jobs, 1 waited · mean wait 29m30s over all 2, longest 59m · 2.0 GPU-hours" in out, out
         teams = pd.read_csv(tmp_path / "o" / "teams.csv")
         assert teams.set_index("team").loc["cv", "waited"] == 1
     (tmp_path / "no-lines.yaml").write_text("budgets: []\n")

@@ -69,7 +69,8 @@ def test_simulate_a_scenario_writes_records_and_figures(tmp_path: Path) -> None:
     assert code == 0, err
     # new user 6, F11: three lines in words and units, then where every figure went (no raw dump)
     lines = out.splitlines()
-    assert re.fullmatch(r"\d+ jobs: \d+ finished · mean JCT \S+ · mean wait \S+ · makespan \S+", lines[0]), out
+    assert re.fullmatch(r"\d+ jobs: \d+ finished · mean JCT \S+ over the (\d+ )?finished( one)? · "
+                        r"mean wait \S+ over the (\d+ )?started( one)? · makespan \S+", lines[0]), out
     assert lines[1].startswith("ETAs at submit: ") and lines[2].startswith("preemptions "), out
     assert "(every figure: summary.csv)" in lines[3] and "avg_jct_s" not in out and "None" not in out, out
     for name in ("jobs.csv", "timeseries.csv", "summary.csv", "teams.csv", "queue.html", "utilization.html"):
