@@ -93,6 +93,7 @@ class Decider:
             service once its kernel source is known).
         held_users: callable returning ``Snapshot.held_users`` (owners whose pending work is held;
             set by a hub's central service for users the hub no longer lists), or None.
+        removed_groups: callable returning ``Snapshot.removed_groups`` (their hub groups), or None.
         held_jobs: callable returning ``Snapshot.held_jobs`` (pending jobs whose owner left their
             team or lost their class there, red team 18 R4; set by a hub's central service), or None.
         bound_ports: ``ports -> the ones bound on the jobs' host`` (the local executor's real bind,
@@ -122,6 +123,7 @@ class Decider:
         self.telemetry = telemetry
         self.kernels = kernels
         self.held_users: Callable[[], Mapping[str, str]] | None = None
+        self.removed_groups: Callable[[], Mapping[str, tuple[str, ...]]] | None = None
         self.held_jobs: Callable[[], Mapping[str, JobHold]] | None = None
         self.bound_ports: Callable[[Iterable[int]], frozenset[int]] | None = None
         self.reinstalled = reinstalled
@@ -161,6 +163,7 @@ class Decider:
                             kernels=kernels, runtime_estimates=learned, runtime_typical=typical, stop_grace_s=graces,
                             runtime_sources=sources, held_users=dict(self.held_users()) if self.held_users else {},
                             held_jobs=dict(self.held_jobs()) if self.held_jobs else {},
+                            removed_groups=dict(self.removed_groups()) if self.removed_groups else {},
                             ports_bound_outside=(outside := self._bound_outside(jobs)),
                             port_holders=self._port_holders(outside), progress=self._progress(records, now),
                             reclaims=self.reclaims(now, by_id),  # the reclaim cool-down (red32 R5)

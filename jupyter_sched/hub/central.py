@@ -334,7 +334,7 @@ class HubSchedApp(SchedApp):
         self.offboarding.on_models = self._seen_models  # a group change drops the cached groups at once (red19 R2)
         self._offboarding = False
         if hasattr(self.services, "set_held_users"):  # pending work of users the hub no longer lists (R9)
-            self.services.set_held_users(self.offboarding.held)
+            self.services.set_held_users(self.offboarding.held, self.offboarding.removed_groups)
         if hasattr(self.services, "set_held_jobs"):  # pending jobs on a team their owner left (red team 18, R4)
             self.services.set_held_jobs(self.offboarding.held_jobs)
         if self.hub_poll_interval_s > 0 and hasattr(self.services, "store"):

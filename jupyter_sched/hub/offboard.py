@@ -84,6 +84,7 @@ class Offboarding:
         self.grace_s = grace_s
         self.caller_of = caller_of
         self._removed: dict[str, datetime] = {}  # user -> when found removed
+        self._groups: dict[str, tuple[str, ...]] = {}  # removed user -> hub groups when last listed (n18)
         self._held: dict[str, str] = {}  # replaced whole on change: the engine's thread reads it
         self._waiting: set[str] = set()  # owners of work queued before the start, not yet confirmed by the hub
         self.teams = TeamHolds()
@@ -110,8 +111,12 @@ class Offboarding:
                 continue
             if row.action == OWNER_REMOVED_ACTION:
                 self._removed.setdefault(user, row.at)
+                groups = (row.details or {}).get("groups")
+                if isinstance(groups, list):
+                    self._groups[user] = tuple(str(g) for g in groups)
             else:
                 self._removed.pop(user, None)
+                self._groups.pop(user, None)
         pending = services.list_jobs(user=None, state="pending")
         self._waiting = {str(j["user"]) for j in pending if j.get("user")} - set(self._removed)
         self._hold()
@@ -127,6 +132,11 @@ class Offboarding:
     def held(self) -> Mapping[str, str]:
         """``{user: why}`` of owners whose pending work is held (the engine's ``held_users`` source)."""
         return self._held
+
+    def removed_groups(self) -> Mapping[str, tuple[str, ...]]:
+        """``{user: hub groups}`` of removed users, as the hub listed them last before the removal (the
+        engine's ``removed_groups`` source: their held line says to re-add both, newuser38 n18)."""
+        return self._groups
 
     def held_jobs(self) -> Mapping[str, JobHold]:
         """``{job id: JobHold}`` of pending jobs whose owner left their team (the engine's
@@ -173,7 +183,8 @@ class Offboarding:
             self.empty_groups = frozenset()
             if self.on_models is not None:
                 try:
-                    self.on_models(await all_users(hub))
+                    self._models = await all_users(hub)  # a removal's groups are read from it (n18)
+                    self.on_models(self._models)
                 except HubLookupError as exc:
                     log.debug("jupyter_sched: hub groups not read (no live work): %s", exc)
             self._waiting = set()  # no live work: nothing of theirs is left to hold
@@ -181,7 +192,7 @@ class Offboarding:
             self._hold()
             return []
         models = await all_users(hub)
-        self._models = models
+        before, self._models = self._models or {}, models
         self.empty_groups = await _empty_groups(hub, live, models, services.admission.policy.default_team)
         if self.on_models is not None:
             self.on_models(models)
@@ -208,11 +219,15 @@ class Offboarding:
             await off_loop(_returned, services, user, still)
         for user in [u for u in self._removed if u not in owners]:
             del self._removed[user]  # nothing of theirs is left to hold
+        self._groups = {u: g for u, g in self._groups.items() if u in self._removed}
         found, unknown = [], set()
         for user in sorted(owners - listed - set(self._removed)):
             exists = await user_exists(hub, user)
             if exists is False:
                 self._removed[user] = now
+                groups = (before.get(user) or {}).get("groups")
+                if isinstance(groups, list) and groups:  # JupyterHub dropped them with the user (n18)
+                    self._groups = {**self._groups, user: tuple(sorted(str(g) for g in groups))}
                 found.append(user)
             elif exists is None:  # the hub did not answer about them: still not confirmed
                 unknown.add(user)
@@ -223,7 +238,7 @@ class Offboarding:
                       for j in live if j.get("user") in self._removed and j.get("state") in ("admitted", "running")
                       and j.get("team") and j.get("team") != default_team}
         for user in found:  # after the hold: the record says what their work is at that moment
-            await off_loop(_offboard, services, user, definitions, self.grace_s)
+            await off_loop(_offboard, services, user, definitions, self.grace_s, self._groups.get(user, ()))
         if self.grace_s > 0:
             due = {u for u, since in self._removed.items() if (now - since).total_seconds() >= self.grace_s}
             running = [j for j in live if j.get("user") in due and j.get("state") in ("admitted", "running")]
@@ -281,7 +296,8 @@ def _ids_of(ids: list[str]) -> str:
     return ", ".join(ids[:_SHOWN]) + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
 
 
-def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) -> None:
+def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float,
+              groups: tuple[str, ...] = ()) -> None:
     """Pause ``user``'s definitions, then write the one audit record and event for admins, naming
     their work as the store has it now (read after their hold is in force: a job the engine admitted
     while the hub was asked is named running, never "held, never started": hubadmin23 A5)."""
@@ -301,7 +317,7 @@ def _offboard(services: Any, user: str, definitions: list[Any], grace_s: float) 
         said.append(f"{len(paused)} definition(s) paused ({', '.join(paused[:_SHOWN])})")
     message = "; ".join(said)
     details = {"user": user, "held": [j["id"] for j in pending], "running": [j["id"] for j in running],
-               "paused_definitions": paused, "grace_s": grace_s}
+               "paused_definitions": paused, "grace_s": grace_s, "groups": list(groups)}
     services.store.add_event(actor=_ACTOR, action=OWNER_REMOVED_ACTION, job_id=None, user=user, message=message,
                              details=details)
     services.bus.publish({"type": OWNER_REMOVED_ACTION, "data": {**details, "message": message}})

@@ -79,7 +79,8 @@ def held_gate(ctx: CycleContext, job: Job) -> PendingReason | None:
         return reinstalled_reason(ctx.snap.reinstalled)
     held = ctx.snap.held_users.get(spec.user) if ctx.snap.held_users else None
     if held is not None:
-        return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(spec.user, held, job.id)
+        return _owner_unconfirmed(spec.user) if held == UNCONFIRMED_WHY else _owner_removed(
+            spec.user, held, job.id, ctx.snap.removed_groups.get(spec.user, ()))
     hold = ctx.snap.held_jobs.get(job.id) if ctx.snap.held_jobs else None
     # not when an admin moved it to another team since (s24: teams move), nor when its class was changed
     # since to another than the one no longer granted (hubadmin25 B18: jupyter-sched update J --priority normal)
@@ -196,14 +197,18 @@ def reinstalled_reason(change: Reinstall) -> PendingReason:
         eta_reason="held until the restart")
 
 
-def _owner_removed(user: str, why: str, job_id: str) -> PendingReason:
+def _owner_removed(user: str, why: str, job_id: str, groups: tuple[str, ...] = ()) -> PendingReason:
     """``held: owner no longer a user of this hub`` (red team 15, R9): the job of a user the hub no
     longer lists is never started as their account; it waits for an admin, and both its ``unblock``
-    and its ``eta_reason`` name the two acts (hubadmin22 H8): re-add the user on the hub (the job then
-    starts as before, from its place in the queue) or cancel it (``jupyter-sched cancel <id>``; admins)."""
-    acts = (f"re-add {user} on the hub (it then starts as before) or cancel it: "
-            f"jupyter-sched cancel {job_id} (admins)")
-    return PendingReason(code=OWNER_REMOVED, message=f"held: {why}", details={"user": user},
+    and its ``eta_reason`` name the two acts (hubadmin22 H8): re-add the user on the hub and to the hub
+    ``groups`` they were in (JupyterHub drops a deleted user's memberships with the user, newuser38 n18:
+    re-added alone, their jobs were held again as "no longer a member of team vision") — the job then starts
+    as before, from its place in the queue — or cancel it (``jupyter-sched cancel <id>``; admins)."""
+    again = (f"re-add {user} on the hub and to its group{'s' if len(groups) > 1 else ''} {', '.join(groups)}"
+             if groups else f"re-add {user} on the hub")
+    acts = f"{again} (it then starts as before) or cancel it: jupyter-sched cancel {job_id} (admins)"
+    return PendingReason(code=OWNER_REMOVED, message=f"held: {why}",
+                         details={"user": user, "groups": list(groups)},
                          unblock=f"an admin: {acts}",
                          eta_reason=f"held until an admin acts: {acts}")
 

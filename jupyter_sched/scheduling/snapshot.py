@@ -193,6 +193,8 @@ class Snapshot:
         held_users: owners whose pending work is held (never admitted), with the sentence that says
             why — in hub mode, users the hub no longer lists (red team 15, R9: a deleted user's queued
             job started afterwards as their account). Their jobs pend with code ``OwnerRemoved``.
+        removed_groups: of those, the hub groups each was in when last listed: JupyterHub drops a deleted
+            user's memberships with the user, so their ``OwnerRemoved`` line says to re-add both (newuser38 n18).
         held_jobs: pending jobs held although their owner is a user: per job id, the
             :class:`JobHold` that says why (hub mode: the owner left the job's team, red team 18,
             R4). They pend with code ``TeamMembership``; running work is never stopped by it. A
@@ -238,6 +240,7 @@ class Snapshot:
     stop_grace_s: Mapping[str, float] = field(default_factory=dict)
     runtime_sources: Mapping[str, str] = field(default_factory=dict)
     held_users: Mapping[str, str] = field(default_factory=dict)
+    removed_groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     held_jobs: Mapping[str, JobHold] = field(default_factory=dict)
     ports_bound_outside: frozenset[int] = frozenset()
     port_holders: Mapping[int, str] = field(default_factory=dict)

@@ -247,10 +247,13 @@ class Services:
                                       field="idle_kernel_shutdown_wait_s", hint="set e.g. 60 (the default)")
             kernels.shutdown_wait_s = float(shutdown_wait_s)
 
-    def set_held_users(self, held: Callable[[], Mapping[str, str]] | None) -> None:
+    def set_held_users(self, held: Callable[[], Mapping[str, str]] | None,
+                       groups: Callable[[], Mapping[str, tuple[str, ...]]] | None = None) -> None:
         """Where held owners come from: ``held() -> {user: why}``; their pending jobs are never
-        started (``Snapshot.held_users``; hub mode: users the hub no longer lists)."""
+        started (``Snapshot.held_users``; hub mode: users the hub no longer lists); ``groups() ->
+        {user: hub groups}`` of removed users (``Snapshot.removed_groups``, newuser38 n18)."""
         self.engine.decider.held_users = held
+        self.engine.decider.removed_groups = groups
         self.engine.reconciler.held_users = held  # said when work of theirs the store lacks is adopted
 
     def set_held_jobs(self, held: Callable[[], Mapping[str, JobHold]] | None) -> None:
