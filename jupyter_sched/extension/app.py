@@ -30,6 +30,7 @@ from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
 from ..store.outage import log_store_failure
 from ..store.store import service_pool_size
+from ..wording.reinstall import reinstalled_notice_of
 from .background import fire_and_forget
 from .config import InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
@@ -426,9 +427,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     def capability_fields(self) -> dict[str, Any]:
         """The fields of :meth:`capabilities` (the central service changes a few)."""
         return {
-            "version": version_string(),
-            "api": "v1",
-            "mode": "embedded",
+            "version": version_string(), "api": "v1", "mode": "embedded",
             "identity": self.identity_mode,
             "owner": server_owner(),
             "executors": [self.executor],
@@ -446,6 +445,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "cycle_interval_s": self.cycle_interval,
             "placement_policy": self.placement_policy,
             "stop_grace_s": self.stop_grace_s,  # the CLI says "stopping, grace 60 s" when it cancels running work
+            "reinstalled": reinstalled_notice_of(getattr(self.services, "executor", None)),  # newuser38 n12
         }
 
     # ---- kernels -------------------------------------------------------------------------

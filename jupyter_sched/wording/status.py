@@ -50,8 +50,10 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     gpus = inventory.get("gpus") or []
     label = " (simulated)" if inventory.get("simulated") else ""
     nvml = inventory.get("nvml") or {}
-    lines = [f"server     {url}  jupyter_sched {config.get('version', '?')}",
-             f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}{_teams_said(me)}"]
+    lines = [f"server     {url}  jupyter_sched {config.get('version', '?')}"]
+    if config.get("reinstalled"):  # before any job waits on it (newuser38 n12: status said nothing)
+        lines.append(f"{'':<11}{config['reinstalled']}")
+    lines.append(f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}{_teams_said(me)}")
     models: dict[str, int] = {}
     for gpu in gpus:
         models[gpu["model"]] = models.get(gpu["model"], 0) + 1

@@ -516,9 +516,16 @@ export class SchedModel implements ISchedModel {
   private async load(resource: SchedResource): Promise<void> {
     try {
       switch (resource) {
-        case 'inventory':
-          this.setInventory(await this.client.inventory());
+        case 'inventory': {
+          // GET config with it (an ETag answer while unchanged): jupyter_sched reinstalled under the running server is
+          // said in the header beside the free GPUs, before any job waits on it (newuser38 n12: LIVE, 4/4 free)
+          const [inventory, config] = await Promise.all([this.client.inventory(), this.client.config().catch(() => null)]);
+          if (config !== null && !this._disposed) {
+            this._config = config;
+          }
+          this.setInventory(inventory);
           break;
+        }
         case 'queue': {
           this._queue = await this.client.queue();
           // loaded before it is said: the Queue's badge reads `loaded('queue')` on this signal, and an empty queue

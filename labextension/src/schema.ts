@@ -1425,6 +1425,8 @@ export interface components {
             cycle_interval_s: number;
             /** @description c.SchedApp.placement_policy */
             placement_policy: string;
+            /** @description jupyter_sched was reinstalled under this running server: the notice (restart it; batch jobs are held until then, leases still granted); null when it runs what is installed (newuser38 n12) */
+            reinstalled?: string | null;
         } & {
             [key: string]: unknown;
         };

@@ -177,6 +177,7 @@ export class SchedSidebar extends SidePanel {
   private readonly noticeNode: HTMLElement;
   private readonly reconnectingNode: HTMLElement;
   private readonly downNode: HTMLElement;
+  private readonly reinstalledNode: HTMLElement;
   private order: readonly string[];
   /** Redraws the reconnect lines each second while a loop reconnects (their waits count down: newuser33 N3). */
   private ticker: ReturnType<typeof setInterval> | null = null;
@@ -212,9 +213,13 @@ export class SchedSidebar extends SidePanel {
     this.downNode = document.createElement('p');
     this.downNode.className = 'jp-sched-feedback jp-sched-feedback-error jp-sched-server-down';
     this.downNode.setAttribute('role', 'alert');
+    // jupyter_sched reinstalled under the running server (GET config's reinstalled): said before any job waits (n12)
+    this.reinstalledNode = document.createElement('p');
+    this.reinstalledNode.className = 'jp-sched-feedback jp-sched-feedback-warning jp-sched-reinstalled';
+    this.reinstalledNode.setAttribute('role', 'status');
     const headerWidget = new Widget();
     headerWidget.addClass('jp-sched-header-area');
-    headerWidget.node.append(header, this.downNode, this.reconnectingNode, this.noticeNode);
+    headerWidget.node.append(header, this.downNode, this.reinstalledNode, this.reconnectingNode, this.noticeNode);
     this.header.addWidget(headerWidget);
 
     this.toolbar.addItem('refresh', new CommandToolbarButton({ commands: options.commands, id: CommandIDs.refresh, icon: refreshIcon, label: '' }));
@@ -334,6 +339,7 @@ export class SchedSidebar extends SidePanel {
   }
 
   private onStatus(): void {
+    this.showReinstalled(); // read with config at start
     const { model, trans } = this;
     const notice = this.noticeNode;
     notice.replaceChildren();
@@ -417,6 +423,15 @@ export class SchedSidebar extends SidePanel {
     }
   }
 
+  /** The notice of a reinstall under the running server (empty, hidden, while it runs what is installed). */
+  private showReinstalled(): void {
+    const said = this.model.config?.reinstalled ?? '';
+    const text = shownText(said && said.charAt(0).toUpperCase() + said.slice(1));
+    if (this.reinstalledNode.textContent !== text) {
+      this.reinstalledNode.textContent = text;
+    }
+  }
+
   /** The one line saying the server does not answer (empty, hidden, while it does). */
   private showDown(): void {
     const said = this.model.serverDown ?? '';
@@ -488,6 +503,7 @@ export class SchedSidebar extends SidePanel {
   }
 
   private updateBadges(): void {
+    this.showReinstalled(); // config is read again with the inventory
     for (const panel of this.panels.values()) {
       panel.updateBadge();
     }

@@ -157,6 +157,9 @@ class GetConfigResponse(CodecView):
     telemetry: dict[str, Any]
     cycle_interval_s: float
     placement_policy: str = Field(description="c.SchedApp.placement_policy")
+    reinstalled: str | None = Field(default=None, description=(
+        "jupyter_sched was reinstalled under this running server: the notice (restart it; batch jobs are held until "
+        "then, leases still granted); null when it runs what is installed (newuser38 n12)"))
 
 
 class EngineStatus(ResponseModel):
