@@ -65,7 +65,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
               protect: str, holds: Sequence[Hold] = (), max_steps: int = 10_000,
               budget: BudgetGate | None = None,
               around: dict[str, tuple[str, float | None]] | None = None,
-              ceilings: Sequence[int] = ()) -> dict[str, Estimate]:
+              ceilings: Sequence[int] = (), first_order: list[str] | None = None) -> dict[str, Estimate]:
     """Replay the queue forward on ``proj`` (module doc) and say where each job starts.
 
     Args:
@@ -90,6 +90,9 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             waiting at a step holds the line's room as the cycle holds it (:func:`_hold_room`, s37-eta): a later job
             charged to the line starts then only where it ends by the held job's start or fits the room left beside
             it (:func:`..backfill.easy.keeps_room`, :func:`..scheduling.admit.room_held`'s rule).
+        first_order: filled with the queue's order at the first step where a job starts — who goes first when GPUs
+            next free, what the queue's positions say (newuser38 N2: "#1" by the order now was projected to start
+            after "#2", which an election due before then put first); left empty where no job starts.
 
     Returns:
         Per job id that starts within the replay, its :class:`Estimate` (start in seconds after
@@ -113,7 +116,8 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
             shadows: dict[str, float] = {}  # per flavor, when its reserved job starts on ``latest``
             holders: dict[str, str] = {}  # per flavor, the job holding its reservation at t
             rooms: dict[int, _Room] = {}  # per quota line, the room held for the first job it keeps waiting at t
-            for job_id in order(t, remaining, spans):
+            ordered = order(t, remaining, spans)
+            for job_id in ordered:
                 demand = demands[job_id]
                 if demand.after > t:
                     continue
@@ -180,6 +184,8 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                     else:
                         shadows[option.flavor] = found[0]
                         _keep_shadow(latest, demand, demand.options[found[1]], found, t)
+            if first_order is not None and not first_order and len(started) > len(demands) - len(remaining):
+                first_order.extend(ordered)  # the first step where a job starts: the order positions follow
             remaining = [j for j in remaining if j not in started]
         t = _next_event(proj, demands, remaining, t)
     return started

@@ -166,7 +166,8 @@ def estimate_all(ctx: CycleContext) -> None:
     fair = ctx.profile.queue_sort in ("fair", "fair-usage")
     # (and the latest submit time among them: where none is later than a job's own, nothing is looked at)
     team_queued: dict[tuple[str, int], tuple[list[tuple[datetime, str, Job]], list[datetime]]] = {}
-    for pend, job, position, (eta, why, waits, code), progress, plan in _estimates(ctx):
+    reordered: list[bool] = []
+    for pend, job, position, (eta, why, waits, code), progress, plan in _estimates(ctx, reordered):
         etas[job.id] = eta
         guessed = guesses is not None and eta is not None and guesses.on_guess(job, waits)
         mates: list[tuple[datetime, str, Job]] = []
@@ -186,22 +187,34 @@ def estimate_all(ctx: CycleContext) -> None:
                 latest[0] = job.submitted_at
         if elected and job.id in elected:
             elected_ahead = (*elected_ahead, job.id)
+    if reordered:  # walked in another order: the visit order back
+        visited = {p.job_id: i for i, p in enumerate(ctx.pends)}
+        out.sort(key=lambda p: visited[p.job_id])
     ctx.pends[:] = out
 
 
-def _estimates(ctx: CycleContext) -> Iterator[tuple[Pend, Job, int | None, Estimated, bool, Plan]]:
-    """Each pending decision of the cycle in queue order with its queue position, its estimate,
-    whether that read progress reports, and the plan it was made on (:func:`estimate_all`)."""
+def _estimates(ctx: CycleContext, reordered: list[bool]) -> Iterator[tuple[Pend, Job, int | None, Estimated, bool, Plan]]:
+    """Each pending decision of the cycle in queue order — the order when GPUs next free (:func:`_in_order`) —
+    with its queue position, its estimate, whether that read progress reports, and the plan it was made on
+    (:func:`estimate_all`); ``reordered`` gets an item where that order is not the cycle's visit order."""
     plan = ctx.plan if isinstance(ctx.plan, Plan) else Plan(ctx, at_end=True)
-    replayed, after_replay, unstarted = _replayed(ctx)
+    first: list[str] = []
+    replayed, after_replay, unstarted = _replayed(ctx, first)
+    # walked in the order when GPUs next free: positions, "goes first" clauses and ETAs follow it (newuser38 N2);
+    # the cycle's result keeps its visit order (the live ledger's, :mod:`.live`)
+    walk = _in_order(ctx.pends, first) if first else ctx.pends
+    if walk is not ctx.pends:
+        reordered.append(True)
     pause = ctx.pause
     queued = 0
-    for pend in ctx.pends:
+    for pend in walk:
         pause()
         job = ctx.by_id[pend.job_id]
         reason = pend.reason
         if reason.details.get("never") == "quota":
             position = reason.position
+        elif reason.code in HELD_CODES:  # held: no place among the jobs waiting to start (Slurm; newuser38 n10)
+            position = None
         else:
             queued += 1
             position = queued
@@ -226,6 +239,25 @@ def _estimates(ctx: CycleContext) -> Iterator[tuple[Pend, Job, int | None, Estim
             eta, why, code = until, "", MIN_RUNTIME
             waits = tuple(str(w) for w in reason.details["preemption_rule"].get("protected", ()))
         yield pend, job, position, (eta, why, waits, code), progress, plan
+
+
+def _in_order(pends: list[Pend], first: Sequence[str]) -> list[Pend]:
+    """``pends`` with those the replay ordered (``first``: the queue's order at its first start,
+    :func:`..backfill.lookahead.lookahead`) in that order, in the places they held; the others (held, gated with
+    no opening, waiting on a preemption, above a quota ceiling) keep theirs.
+
+    The cycle visits the queue in its order *now*; where nothing starts now, who gets the GPUs is decided when
+    they free, by the order then — an election falling due meanwhile, the usage running work accrues (newuser38
+    N2: a lease "#1" whose ETA was after "#2"'s end, and #2's line saying the lease goes first)."""
+    rank = {job_id: i for i, job_id in enumerate(first)}
+    slots = [i for i, p in enumerate(pends) if p.job_id in rank]
+    ordered = sorted((pends[i] for i in slots), key=lambda p: rank[p.job_id])
+    if all(pends[i] is pend for i, pend in zip(slots, ordered, strict=True)):
+        return pends  # the same order: nothing to undo after
+    out = list(pends)
+    for i, pend in zip(slots, ordered, strict=True):
+        out[i] = pend
+    return out
 
 
 def _from_reset(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | None, why: str,
@@ -296,7 +328,7 @@ def promises(ctx: CycleContext) -> dict[str, datetime | None] | None:
     plain.budget_moved, plain.budget_checked = {}, set()
     guesses = _Guesses(plain) if _Guesses.possible(plain) else None
     made: dict[str, datetime | None] = {}
-    for _, job, _, (eta, _, waits, _), _, _ in _estimates(plain):
+    for _, job, _, (eta, _, waits, _), _, _ in _estimates(plain, []):
         # (every job: one behind it may wait on it)
         guessed = guesses is not None and eta is not None and guesses.on_guess(job, waits)
         if job.id in need:
@@ -586,12 +618,14 @@ def replays(ctx: CycleContext, queued: int) -> bool:
     return queued ** 2 * (nodes if by_node else len(ctx.state.pools)) <= LOOKAHEAD_WORK
 
 
-def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, frozenset[str]]:
+def _replayed(ctx: CycleContext, first: list[str] | None = None
+              ) -> tuple[dict[str, Estimated], Plan | None, frozenset[str]]:
     """ETAs from replaying the scheduler's rules forward (:func:`..backfill.lookahead.lookahead`),
     for the jobs that start in the replay; the replay's plan afterwards (every job started in it
     reserved, for as long as it runs) and the replayed jobs that never started in it (they are
     projected on that plan, behind all of them); ``({}, None, {})`` when the queue is too large to
-    replay in a cycle (``LOOKAHEAD_WORK``: then every job keeps its one-pass projection)."""
+    replay in a cycle (``LOOKAHEAD_WORK``: then every job keeps its one-pass projection). ``first``: filled with
+    the queue's order at the replay's first start (:func:`_in_order`)."""
     if not replays(ctx, len(ctx.pends)):
         return {}, None, frozenset()
     profile = ctx.profile
@@ -631,7 +665,7 @@ def _replayed(ctx: CycleContext) -> tuple[dict[str, Estimated], Plan | None, fro
     around: dict[str, tuple[str, float | None]] | None = {} if protect == "first" else None
     ctx.replay_around = around
     started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds, budget=gate,
-                        around=around, ceilings=ceilings)
+                        around=around, ceilings=ceilings, first_order=first)
     estimates = {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
     return estimates, plan, frozenset(demands.keys() - started.keys())
 
@@ -1242,6 +1276,13 @@ def _record(ctx: CycleContext, job: Job, reason: PendingReason, eta: datetime | 
             promise = {"at": ctx.now_iso, "start": said}
     if promise is not None:
         details[PROMISE] = promise
+        basis_of = details.get("eta_backfill_basis")
+        if isinstance(basis_of, dict) and "ahead" in basis_of and "elected_from" not in basis_of:
+            # its first cycle (no promise read yet): the promise made now bounds it as the next ones' will (newuser38 n11: the CLI read in
+            # that cycle ended at "so the ETA may move", the panel a cycle later went on "; … goes first from …")
+            due = promise_due(replace(reason, details={PROMISE: promise}), ctx.profile.elect_overdue)
+            if due is not None and due > ctx.now:
+                basis_of["elected_from"] = _iso(ctx, due)
     if reestimates:  # a note with its owner's learnt figure, and the same without it (red team 22, R2 caveat)
         noted = (*waits, *(moved["jobs"] if moved is not None and moved["cause"] == "overran" else ()))
         learnt = {w: {"said": note.message, "public": note.public} for w in dict.fromkeys(noted)

@@ -18,8 +18,8 @@ the blocked jobs — and visits one new pending job on it, **as if it came last 
   (``details.eta_code`` ``"Provisional"``) until the next full cycle. Where the queue is small
   enough for the cycle to replay ETAs forward (:func:`~.eta.replays`), a job behind may start
   before an earlier one in that replay and so move its ETA: :attr:`LiveCycle.etas_moved` then
-  asks the caller for a full cycle soon (the ETAs only: decisions, reasons and positions stay
-  exact);
+  asks the caller for a full cycle soon (the ETAs, and the positions, which follow the replay's order
+  when GPUs next free — newuser38 N2 —: decisions and reasons stay exact);
 * a pending job whose promised wait runs out after the cycle (:func:`~jupyter_sched.queues.order.
   promise_due`) would be elected by a full cycle run now — visited first in its class, holding the
   EASY reservation —, so the reservations this context keeps are no longer that cycle's: from that

@@ -1517,7 +1517,9 @@ class JobsService:
         with_drain(data, job, drain, self.ctx.clock.now())
         with_owner_teams(data, caller, self._quota_set)  # new user 23, N6
         data["mine"] = mine
-        data["position"] = None if index is None else (reason.position if reason and reason.position else index or None)
+        # a held job waits for a person, not for GPUs: no place among those waiting to start (newuser38 n10)
+        data["position"] = None if index is None or job.held is not None else (
+            reason.position if reason and reason.position else index or None)
         data["eta"] = reason.eta.isoformat() if reason and reason.eta else None
         data["eta_reason"] = reason.eta_reason if reason else ""
         with dated_from(self.ctx.clock.now()):  # new user 25, N11

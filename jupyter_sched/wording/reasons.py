@@ -725,14 +725,14 @@ def _ends_clause(named: Sequence[str], details: Mapping[str, Any]) -> str:
 def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any], now: datetime | None = None) -> str:
     """Why the ETA waits on a job queued behind it that the plan starts first (``details.eta_waits_on_backfilled``;
     newuser27 n12: a #1 job's ETA named the #2 job with no word why), from ``details.eta_backfill_basis``
-    (:func:`jupyter_sched.scheduling.eta._backfill_basis`): ``; it is queued behind this job but starts first:
+    (:func:`jupyter_sched.scheduling.eta._backfill_basis`): ``; j-2 is queued behind this job but starts first:
     even run to its time limit it cannot delay this job past 12:08 UTC, the latest this job can start (every
     running job run to its limit), so it is let run (backfill)``; ``…: no start can be kept for this job while
     l-1, which has no time limit, holds GPUs it needs, so work behind it that fits the free GPUs runs meanwhile
     (backfill)``; ``…: only j-0, first in the queue for these GPUs, has its start kept, so work behind it that fits
     the free GPUs runs meanwhile (backfill)``; ``j-2 is queued behind …`` where it waits on others too; where the
     queue's order put them first (``{"ahead": […]}``): ``…: when the GPUs free, the queue's order puts them
-    ahead of this job (fair share or class, not backfill), so the ETA may move; it goes first from 12:07 UTC,
+    ahead of this job (fair share or class, not backfill), so the ETA may move; this job goes first from 12:07 UTC,
     once it has waited past its promised wait (elected)`` — never "cannot delay this job past" (newuser35 N7).
 
     Never "ends before this job's planned start": the ETA is that job's end (newuser31 N6: "ETA 13:00, when
@@ -742,7 +742,10 @@ def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any], now: datet
     if not isinstance(behind, Sequence) or isinstance(behind, str) or not behind:
         return ""
     one = len(behind) == 1
-    who = "it is" if one and len(waits) == 1 else f"{_ids([str(b) for b in behind])} {'is' if one else 'are'}"
+    # named, never "it is queued behind this job": "it" read as this job (newuser38 N2)
+    names = details.get("eta_waits_on_names")
+    names = names if isinstance(names, Mapping) else {}
+    who = f"{_ids([str(names.get(str(b)) or b) for b in behind])} {'is' if one else 'are'}"
     they = "it" if one else "they"
     head = f"; {who} queued behind this job but {'starts' if one else 'start'} first"
     basis = details.get("eta_backfill_basis")
@@ -756,7 +759,8 @@ def _backfill_words(details: Mapping[str, Any], waits: Sequence[Any], now: datet
         # the queue's order put them first where they start: not backfill, and nothing keeps this job's start
         # (newuser35 N7: "… cannot delay this job past 01:28 …, so they are let run (backfill)" under "ETA 01:54")
         elected = wire_time(basis.get("elected_from"))
-        bound = (f"; it goes first from {_clock(elected, now)}, once it has waited past its promised wait (elected)"
+        bound = (f"; this job goes first from {_clock(elected, now)}, once it has waited past its promised wait "
+                 "(elected)"
                  if elected is not None else "")
         beside = basis.get("beside")
         beside = [str(b) for b in beside] if isinstance(beside, Sequence) and not isinstance(beside, str) else []

@@ -2362,6 +2362,7 @@ export interface components {
             };
             /** @description text.unblock (kept for older clients; display text) */
             unblock?: string;
+            /** @description 1-based place among the jobs waiting to start, in the order the queue will have when GPUs next free (#1 starts first); null for work holding GPUs, a held job (it waits for a person: released, it takes its place again) and a job above a quota ceiling */
             position?: number | null;
             /** @description the current start estimate, re-projected every cycle */
             eta?: string | null;
@@ -2614,6 +2615,7 @@ export interface components {
             changed?: string[] | null;
             /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
             warnings?: string[] | null;
+            /** @description 1-based place among the jobs waiting to start, in the order the queue will have when GPUs next free (#1 starts first); null for work holding GPUs, a held job (it waits for a person: released, it takes its place again) and a job above a quota ceiling */
             position?: number | null;
             eta?: string | null;
             /** @description reason.eta_reason (kept for older clients); for display, reason.text.eta */

@@ -274,7 +274,9 @@ def test_short_first_etas_follow_the_order_the_queue_will_have_when_the_gpu_free
     jobs = [running(make_job("r", time_limit_s=60 * MIN), "n1", [0], started=0),
             make_job("long", time_limit_s=600 * MIN, submitted=-1200), make_job("short", time_limit_s=10 * MIN)]
     result = run_cycle(snapshot([make_node("n1", gpus=1)], jobs), SchedulingProfile(queue_sort="short-first"))
-    assert [p.job_id for p in result.pending] == ["long", "short"]  # today's order
+    # positions follow the order the queue will have when the GPU frees, as the ETAs do (newuser38 N2: "#1" by
+    # today's order was projected to start after "#2")
+    assert {p.job_id: p.reason.position for p in result.pending} == {"short": 1, "long": 2}
     assert _etas(result) == {"long": _t(70), "short": _t(60)}  # one pass in today's order said 60 and 660
 
 
@@ -290,7 +292,8 @@ def test_fair_share_etas_count_the_usage_running_jobs_accrue_until_the_gpus_free
             make_job("ana-next", user="ana", time_limit_s=60 * MIN), make_job("bo-next", user="bo", time_limit_s=60 * MIN)]
     usage = UsageHistory(decayed_gpu_seconds_by_user={"ana": 100.0, "bo": 200.0})
     result = run_cycle(snapshot(nodes, jobs, usage=usage, quota=quotas(Quota(team="default", guaranteed=4))))
-    assert [p.job_id for p in result.pending] == ["ana-next", "bo-next"]
+    # positions follow the order when the GPU frees, as the ETAs do (newuser38 N2): bo's job is #1
+    assert {p.job_id: p.reason.position for p in result.pending} == {"bo-next": 1, "ana-next": 2}
     assert _etas(result) == {"bo-next": _t(60), "ana-next": _t(120)}
 
 

@@ -51,7 +51,7 @@ def test_newuser30_n4_backfill_said_last_in_plain_words_no_two_brackets_in_a_row
                           "eta_learned": ["j-2"]}}
     eta = render_reason(reason, now=T0).eta
     assert ") (" not in eta, eta
-    assert eta.endswith("; it is queued behind this job but starts first: it fits the GPUs that free first, before "
+    assert eta.endswith("; s2-sweep-17 is queued behind this job but starts first: it fits the GPUs that free first, before "
                         "this job has all it needs (backfill)"), eta  # (words of newuser31 N6)
     assert eta.startswith("ETA 12:17 UTC, when ana's job \"s2-sweep-17\" (j-2) ends ("), eta
     assert not any(word in eta for word in TRADE), eta
@@ -59,7 +59,7 @@ def test_newuser30_n4_backfill_said_last_in_plain_words_no_two_brackets_in_a_row
     two = {**reason, "details": {**reason["details"], "eta_waits_on": ["j-1", "j-2", "j-3"],
                                  "eta_waits_on_backfilled": ["j-2", "j-3"], "eta_learned": []}}
     said = render_reason(two, now=T0).eta
-    assert said.endswith(", when j-1, ana's job \"s2-sweep-17\" (j-2) and j-3 end; j-2 and j-3 are queued behind this job "
+    assert said.endswith(", when j-1, ana's job \"s2-sweep-17\" (j-2) and j-3 end; s2-sweep-17 and j-3 are queued behind this job "
                          "but start first: they fit the GPUs that free first, before this job has all it needs (backfill)"), said
 
 

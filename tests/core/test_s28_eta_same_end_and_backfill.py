@@ -61,7 +61,7 @@ def test_newuser27_n12_an_eta_on_a_backfilled_job_says_why() -> None:
     assert reason.details.get("eta_waits_on") == ["waiter1"], reason.details
     assert reason.details.get("eta_waits_on_backfilled") == ["waiter1"], reason.details
     assert render_reason(reason_to_dict(reason), now=T0).eta == (
-        "ETA 12:07 UTC, when waiter1 ends; it is queued behind this job but starts first: even run to its time limit it "
+        "ETA 12:07 UTC, when waiter1 ends; waiter1 is queued behind this job but starts first: even run to its time limit it "
         "cannot delay this job past 12:08 UTC, the latest it can start (every running job run to its limit), so it is "
         "let run (backfill)")  # not "ends before this job's planned start": the ETA is its end (newuser31 N6)
     # the #2 itself waits on a running job: nothing of backfill

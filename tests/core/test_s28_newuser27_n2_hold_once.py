@@ -25,7 +25,7 @@ def _line(hold: Hold) -> str:
 def test_newuser27_n2_a_held_jobs_line_says_the_release_command_once() -> None:
     at = T0 - timedelta(minutes=6)
     line = _line(Hold(by="root", at=at))
-    assert line == "queued #1 · held by root at 11:54 UTC · ETA unknown: held · release it: jupyter-sched release j-own", line
+    assert line == "queued · held by root at 11:54 UTC · ETA unknown: held · release it: jupyter-sched release j-own", line
     admins = _line(Hold(by="boss", at=at, admin=True))
     assert admins.count("jupyter-sched release j-own") == 1, admins
     assert admins.endswith("an admin releases it: jupyter-sched release j-own (an admin's hold)"), admins

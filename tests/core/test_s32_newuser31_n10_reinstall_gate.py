@@ -29,7 +29,8 @@ def test_newuser31_n10_a_reinstall_holds_batch_jobs_not_leases_until_a_snapshot_
                                    "0.1.0+g4ed6989): restart jupyter lab (jobs stay pending)"), pend.reason.message
     assert pend.reason.eta is None and pend.reason.eta_reason == "held until the restart", pend.reason
     line = render_reason(reason_to_dict(pend.reason), now=T0, relative=True).line
-    assert line == ("queued #1 · jupyter_sched was reinstalled under this running server (0.1.0+g8d235e7 → "
+    # held until the restart: no place among the jobs waiting to start (newuser38 n10)
+    assert line == ("queued · jupyter_sched was reinstalled under this running server (0.1.0+g8d235e7 → "
                     "0.1.0+g4ed6989): restart jupyter lab (jobs stay pending) · ETA unknown: held until the restart"), line
 
     restarted = run_cycle(snapshot([make_node("n1", gpus=4)], [batch]))

@@ -77,6 +77,6 @@ def test_newuser31_n6_a_kept_start_is_the_latest_the_job_behind_cannot_delay() -
     reason = next(p.reason for p in run_cycle(snap).pending if p.job_id == "waiter")
     assert reason.details.get("eta_backfill_basis") == {"latest": "2025-03-30T12:08:00+00:00"}, reason.details
     eta = render_reason(reason_to_dict(reason), now=T0).eta
-    assert eta.startswith("ETA 12:07 UTC, when waiter1 ends; it is queued behind this job but starts first: even run "
+    assert eta.startswith("ETA 12:07 UTC, when waiter1 ends; waiter1 is queued behind this job but starts first: even run "
                           "to its time limit it cannot delay this job past 12:08 UTC"), eta
     assert "planned start" not in eta, eta

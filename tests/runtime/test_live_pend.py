@@ -79,10 +79,12 @@ def etas_replayed(replay: bool) -> Iterator[None]:
         eta.LOOKAHEAD_WORK = bound
 
 
-def without_eta(reason: PendingReason) -> dict[str, Any]:
+def without_eta(reason: PendingReason, *, position: bool = True) -> dict[str, Any]:
     """Everything of a reason a live pend gives exactly (its ETA — and the promise, its first ETA
-    (queues.order.PROMISE) — are the next full cycle's)."""
-    return {"code": reason.code, "message": reason.message, "unblock": reason.unblock, "position": reason.position,
+    (queues.order.PROMISE) — are the next full cycle's; so is its position where ETAs are replayed, ``position``
+    False: positions follow the replay's order when GPUs next free, newuser38 N2)."""
+    return {"code": reason.code, "message": reason.message, "unblock": reason.unblock,
+            "position": reason.position if position else None,
             "per_flavor": reason.per_flavor,
             "details": {k: v for k, v in reason.details.items() if not k.startswith("eta") and k != PROMISE}}
 
@@ -93,7 +95,7 @@ def decisions(result: CycleResult, skip: frozenset[str] = frozenset(), *, etas: 
     return {"admits": sorted(a.job_id for a in result.admits if a.job_id not in skip),
             "preempts": sorted((p.job_id, p.for_job) for p in result.preemptions),
             "rejects": sorted(r.job_id for r in result.rejects if r.job_id not in skip),
-            "pending": {p.job_id: p.reason if etas else without_eta(p.reason)
+            "pending": {p.job_id: p.reason if etas else without_eta(p.reason, position=False)
                         for p in result.pending if p.job_id not in skip}}
 
 
@@ -177,7 +179,7 @@ def _check_kept_pends(snap: Snapshot, profile: SchedulingProfile, arrivals: list
         assert [p.job_id for p in full.pending][-1] == new.id
         assert not (full.admits or full.preemptions or full.rejects)
         theirs = {p.job_id: p.reason for p in full.pending}[new.id]
-        mine, ref = without_eta(pend.reason), without_eta(theirs)
+        mine, ref = without_eta(pend.reason, position=not replay), without_eta(theirs, position=not replay)
         reserved = pend.reason.details.get("backfill", {}).get("reserved_for")
         if reserved in {k.id for k in kept}:  # its backfill clause names a job whose ETA is provisional too
             mine.pop("message"), ref.pop("message")

@@ -575,7 +575,10 @@ class PendingReason(CodecView):
     message: str
     details: dict[str, Any] = Field(default_factory=dict)
     unblock: str = Field(default="", description="text.unblock (kept for older clients; display text)")
-    position: int | None = None
+    position: int | None = Field(default=None, description=(
+        "1-based place among the jobs waiting to start, in the order the queue will have when GPUs next free (#1 "
+        "starts first); null for work holding GPUs, a held job (it waits for a person: released, it takes its place "
+        "again) and a job above a quota ceiling"))
     eta: str | None = Field(default=None, description="the current start estimate, re-projected every cycle")
     eta_reason: str = Field(default="", description="why the ETA is unknown, in text.eta's words ('' when text.eta "
                                                     "says a time or there is no ETA); for display, text.eta")
@@ -884,7 +887,10 @@ class QueueEntry(Job):
     """One line of the queue; another user's entry leaves out command, environment and paths."""
 
     mine: bool
-    position: int | None = None
+    position: int | None = Field(default=None, description=(
+        "1-based place among the jobs waiting to start, in the order the queue will have when GPUs next free (#1 "
+        "starts first); null for work holding GPUs, a held job (it waits for a person: released, it takes its place "
+        "again) and a job above a quota ceiling"))
     eta: str | None = None
     eta_reason: str = Field(default="", description="reason.eta_reason (kept for older clients); for display, "
                                                     "reason.text.eta")
