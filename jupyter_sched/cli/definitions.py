@@ -10,7 +10,7 @@
     jupyter-sched definitions runs DEF          each run: when, state, reason
     jupyter-sched definitions run DEF [-p region=apac]
     jupyter-sched definitions edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p K=V] [--gpus N]
-        [--no-preempt | --preempt] ...
+        [--unset-parameter K] [--no-preempt | --preempt] ...
     jupyter-sched definitions pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 Only the standard library is imported (the CLI's start-up rule).
@@ -83,7 +83,8 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
                                      "default: your time zone (TZ, else /etc/localtime's), else UTC"))
     p.add_argument("--name", help=said("name", "default: the file's name"))
     p.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=VALUE",
-                   help="a parameter for the notebook's 'parameters' cell (or the script's --NAME); repeatable")
+                   help="a parameter for the notebook's 'parameters' cell (or the script's --NAME); repeatable" +
+                   ("" if create else " (sets the ones named; the others are unchanged)"))
     p.add_argument("--missed", choices=("run_once", "skip"),
                    help=said("firings missed while no server ran: one catch-up run for the latest (run_once) or none "
                              "(skip); never one run per missed firing", "default run_once"))
@@ -114,6 +115,8 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
         preempt.add_argument("--preempt", dest="no_preempt", action="store_const", const=False,
                              help="its runs may preempt again, as any job (undoes --no-preempt)")
         p.add_argument("--no-schedule", dest="no_schedule", action="store_true", help="remove the schedule")
+        p.add_argument("--unset-parameter", dest="unset_parameter", action="append", default=[], metavar="NAME",
+                       help="remove a parameter (its runs then use the notebook's own value); repeatable")
 
 
 DEF_HELP = "a definition's id (d-…) or name; `jupyter-sched definitions` lists yours"
@@ -329,11 +332,24 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     before: Mapping[str, Any] = {}
     if action == "edit":
         change = _body(args, parser, create=False)
-        if not change:
-            parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --args, --gpus, --model, "
-                         "--mem-per-gpu, --priority, --time-limit, --profile, --team, --no-preempt, --preempt, --missed "
-                         "or --overlap")
-        before = {} if args.json else client.call(routes.definition(target, runs=1))  # to say what changed (N9)
+        if not change and not args.unset_parameter:
+            parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --unset-parameter "
+                         "NAME, --args, --gpus, --model, --mem-per-gpu, --priority, --time-limit, --profile, --team, "
+                         "--no-preempt, --preempt, --missed or --overlap")
+        edits_parameters = bool(args.parameter or args.unset_parameter)
+        # to say what changed (N9), and the parameters it keeps: PATCH's parameters are the whole set (newuser38 N1)
+        before = client.call(routes.definition(target, runs=1)) if edits_parameters or not args.json else {}
+        if edits_parameters:
+            from ..definitions.parameters import edited_parameters
+            from ..errors import ValidationError
+
+            try:
+                change["parameters"] = edited_parameters(before.get("parameters"), change.get("parameters") or {},
+                                                         args.unset_parameter)
+            except ValidationError as err:
+                parser.error(f"{err.message} — {err.hint}")
+        if args.json:
+            before = {}
         result = client.call(routes.update_definition(target, change))
     elif action in ("pause", "resume"):
         result = client.call(routes.pause_definition(target) if action == "pause" else routes.resume_definition(target))

@@ -26,6 +26,7 @@ from .. import untrusted_json
 from ..errors import ValidationError, json_kind, shown
 
 __all__ = [
+    "edited_parameters",
     "INJECTED_TAG",
     "MAX_PARAMETERS_BYTES",
     "NOTEBOOK_ARGS_HINT",
@@ -111,6 +112,29 @@ def parse_parameter_words(words: list[str] | tuple[str, ...], *, flag: str = "-p
         except ValueError:
             out[name] = raw
     return out
+
+
+def edited_parameters(current: Mapping[str, Any] | None, given: Mapping[str, Any], unset: list[str] | tuple[str, ...],
+                      *, flag: str = "--unset-parameter") -> dict[str, Any]:
+    """The parameters an edit leaves a definition with: ``current`` (its stored set) with ``given`` (``-p NAME=VALUE``)
+    set over it and the names in ``unset`` removed — an edit's ``-p`` changes the parameters it names, as every other
+    edit option leaves what it does not name (newuser38 N1: ``edit rep -p region=us`` dropped ``days=3`` silently; the
+    REST body's ``parameters`` is the whole set, which the CLI and the magic build here).
+
+    Raises:
+        ValidationError: a name in ``unset`` the definition does not have, or also given (``field`` is ``flag``).
+    """
+    have = dict(current or {})
+    for name in unset:
+        if name in given:
+            raise ValidationError(f"{flag} {name} and -p {name}=… both given: give one", field=flag,
+                                  hint=f"-p {name}=VALUE sets it; {flag} {name} removes it")
+        if name not in have:
+            listed = ", ".join(sorted(have)) or "none"
+            raise ValidationError(f"{flag} {name}: the definition has no parameter {name!r} (it has: {listed})",
+                                  field=flag, hint="name one it has; `definitions show DEF` lists them")
+        del have[name]
+    return {**have, **given}
 
 
 def parameters_file_note(path: str, parameters: Mapping[str, Any]) -> str:

@@ -11,7 +11,7 @@ Grammar::
     %schedule define show DEF              one definition: schedule in words, next firings, runs
     %schedule define runs DEF              its runs: state and reason of each
     %schedule define run DEF [-p N=V ...]  run it now (parameters for this run only)
-    %schedule define edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p N=V ...]
+    %schedule define edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p N=V ...] [--unset-parameter N ...]
                           [--missed M] [--overlap O] [--no-preempt | --preempt] [job options]
     %schedule define pause DEF | resume DEF | delete DEF [--cancel-runs]
 
@@ -58,6 +58,7 @@ class DefineCommand:
         args: a script's arguments.
         all_users: (list) everyone's definitions (admins).
         preempt: (edit) ``--preempt``: its runs may preempt again (undoes ``--no-preempt``).
+        unset: (edit) ``--unset-parameter`` names: parameters removed (``-p`` sets the ones it names, the rest stay).
         cancel_runs: (delete) also cancel its runs still waiting to start.
     """
 
@@ -76,6 +77,7 @@ class DefineCommand:
     all_users: bool = False
     cancel_runs: bool = False
     preempt: bool = False
+    unset: tuple[str, ...] = ()
 
 
 def _definition_parser(action: str) -> _Parser:
@@ -95,6 +97,7 @@ def _definition_parser(action: str) -> _Parser:
         preempt.add_argument("--no-preempt", dest="no_preempt", action="store_true")
         preempt.add_argument("--preempt", dest="preempt", action="store_true")
         parser.add_argument("--no-schedule", action="store_true")
+        parser.add_argument("--unset-parameter", dest="unset_parameter", action="append", default=[])
     _add_request_options(parser)
     return parser
 
@@ -155,7 +158,8 @@ def parse_define(tokens: Sequence[str]) -> DefineCommand:
         action, target=target, cron=ns.cron, timezone=ns.tz, name=_nonempty(ns.name, "--name"), missed=ns.missed,
         overlap=ns.overlap, paused=bool(getattr(ns, "paused", False)), no_schedule=bool(getattr(ns, "no_schedule", False)),
         parameters=parameters_of(ns.parameter, _PROG),
-        options=_options(ns, gpus=ns.gpus, min_gpus=0), args=tuple(verbatim), preempt=bool(getattr(ns, "preempt", False)))
+        options=_options(ns, gpus=ns.gpus, min_gpus=0), args=tuple(verbatim), preempt=bool(getattr(ns, "preempt", False)),
+        unset=tuple(getattr(ns, "unset_parameter", ())))
 
 
 def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> dict[str, Any]:
@@ -328,7 +332,12 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         from ..wording.definitions import changes_text
 
         before = call(routes.definition(target, runs=1))  # to say what changed, as the CLI does (new user 20, N9)
-        edited = call(routes.update_definition(target, definition_body(cmd)))
+        body = definition_body(cmd)
+        if cmd.parameters or cmd.unset:  # -p sets the ones it names; PATCH's parameters are the whole set (newuser38 N1)
+            from ..definitions.parameters import edited_parameters
+
+            body["parameters"] = edited_parameters(before.get("parameters"), cmd.parameters, cmd.unset)
+        edited = call(routes.update_definition(target, body))
         say("Updated " + definition_line(edited))
         if changed := changes_text(before, edited):
             say(f"Changed: {changed}.")

@@ -326,14 +326,30 @@ def changes_text(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
     def view(d: Mapping[str, Any]) -> dict[str, str]:
         shown = {"name": str(d.get("name") or ""), "schedule": schedule_text(d, run="a manual run"),
                  "missed": str(d.get("missed") or ""), "overlap": str(d.get("overlap") or "")}
-        params = d.get("parameters")
-        if isinstance(params, Mapping):
-            shown["parameters"] = ", ".join(f"{k}={v!r}" for k, v in sorted(params.items())) or "none"
         return {**shown, **runs_parts(d)}
 
     old, new = view(before), view(after)
-    return "; ".join(f"{key} {old.get(key) or '(default)'} → {new.get(key) or '(default)'}"
-                     for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key))
+    said = [f"{key} {old.get(key) or '(default)'} → {new.get(key) or '(default)'}"
+            for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)]
+    params = (before.get("parameters"), after.get("parameters"))
+    if isinstance(params[0], Mapping) and isinstance(params[1], Mapping):
+        said += _parameter_changes(params[0], params[1])
+    return "; ".join(said)
+
+
+def _parameter_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Each parameter an edit set, changed or removed, written as ``show`` writes them (newuser38 N1: the change
+    line quoted ``region='eu'`` while ``show`` wrote ``region=eu``, and a dropped one read as a change):
+    ``parameter region eu → us``, ``parameter steps=4 added``, ``parameter days removed (was 3)``."""
+    said = []
+    for name in dict.fromkeys([*old, *new]):
+        if name not in new:
+            said.append(f"parameter {name} removed (was {shlex.quote(_value(old[name]))})")
+        elif name not in old:
+            said.append(f"parameter {_pairs({name: new[name]})} added")
+        elif old[name] != new[name]:
+            said.append(f"parameter {name} {shlex.quote(_value(old[name]))} → {shlex.quote(_value(new[name]))}")
+    return said
 
 
 def run_made_text(run: Mapping[str, Any]) -> str:

@@ -3247,7 +3247,9 @@ export interface components {
         };
         /**
          * @description ``PATCH definitions/{id}``: only the fields given change; ``schedule: null`` makes it run
-         *     only when asked. A new schedule or time zone, or ``paused: false``, fires from now on.
+         *     only when asked. A new schedule or time zone, or ``paused: false``, fires from now on. ``parameters``
+         *     given is the whole new set (``{}`` removes them all); the CLI's and ``%schedule define edit``'s ``-p`` and
+         *     ``--unset-parameter`` change the named ones over the stored set and send the result (newuser38 N1).
          */
         UpdateDefinitionRequest: {
             /**

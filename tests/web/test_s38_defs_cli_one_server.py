@@ -257,3 +257,36 @@ def test_s38_defs_2_post_jobs_refuses_a_notebook_given_args_as_definitions_do(cl
         assert script.status_code == 201, script.text
         for made in (taken, script):
             rest.delete(f"jobs/{made.json()['id']}")
+
+
+def test_newuser38_n1_edit_p_sets_the_parameters_it_names_and_keeps_the_others(cli: Cli, tmp_path: Path) -> None:
+    """newuser38 N1: ``definitions edit rep -p region=us`` dropped ``days=3`` silently (the notebook's default ran from
+    then on) — every other edit option leaves what it does not name, and ``-p``'s help said nothing. Now ``-p`` sets
+    the ones it names, ``--unset-parameter`` removes one, the answer says each change as ``show`` writes values, and
+    ``%schedule define edit`` does the same (its run_define through a real client, on the same server)."""
+    from jupyter_sched.client import Connection, SchedClient
+    from jupyter_sched.magics.define import run_define
+
+    _notebook(tmp_path / "daily_report.ipynb", "region = 'x'\ndays = 7")
+    made = cli("definitions", "create", "daily_report.ipynb", "--name", "n38-rep", "--cron", "0 7 * * 1-5",
+               "-p", "region=eu", "-p", "days=3", "--gpus", "0", "--paused")
+    assert made.code == EXIT_OK, made.err
+    edited = cli("definitions", "edit", "n38-rep", "-p", "region=us")
+    assert edited.code == EXIT_OK, edited.err
+    assert "changed: parameter region eu → us\n" in edited.out, edited.out  # not region='eu', and days unsaid
+    assert "\n  parameters days=3 region=us\n" in cli("definitions", "show", "n38-rep").out
+    assert "sets the ones named; the others are unchanged" in " ".join(cli("definitions", "edit", "--help").out.split())
+    unset = cli("definitions", "edit", "n38-rep", "--unset-parameter", "days", "-p", "hours=2")
+    assert unset.code == EXIT_OK, unset.err
+    assert "changed: parameter days removed (was 3); parameter hours=2 added" in unset.out, unset.out
+    missing = cli("definitions", "edit", "n38-rep", "--unset-parameter", "nosuch")
+    assert missing.code == EXIT_USAGE and "--unset-parameter nosuch: the definition has no parameter 'nosuch' (it " \
+        "has: hours, region)" in missing.err and "Traceback" not in missing.err, missing.err
+
+    client = SchedClient(Connection(cli.server.url, token=IVAN_TOKEN))
+    said: list[str] = []
+    run_define(client.call, ["edit", "n38-rep", "-p", "region=apac", "--unset-parameter", "hours"],
+               resolve=lambda path, what: Path(path), say=said.append)
+    assert "Changed: parameter hours removed (was 2); parameter region us → apac." in said, said
+    with cli.rest() as rest:
+        assert rest.get("definitions/" + made.out.split()[1]).json()["parameters"] == {"region": "apac"}
