@@ -316,10 +316,13 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
         print(f"no usage recorded ({whose}, {period})" if since  # the default period has its own brackets
               else f"no usage recorded: {whose}, {period}", file=io.out)
         return 0
-    # one column per grouping key, in the order asked (hubadmin25 B8: team, user for a chargeback sheet)
-    shown = keys
+    # one column per grouping key, in the order asked (hubadmin25 B8: team, user for a chargeback sheet); a
+    # non-admin's rows by team are their own share of each team (red15 R14: the server's rows say the user): a
+    # USER column says so — the TEAM column alone read as the team's figure (newuser38 n9)
+    own_share = not me.get("is_admin") and "team" in keys and "user" not in keys
+    shown = [*keys, "user"] if own_share else keys
     if "period" in keys:
-        rows = _by_period(rows, keys, getattr(args, "period", None) or "month", now)
+        rows = _by_period(rows, shown, getattr(args, "period", None) or "month", now)
     table = [[*(k.upper().replace("_", " ") for k in shown), "GPU-HOURS", "UTILIZED", "EFFICIENCY", "COST", "JOBS"]]
     for row in rows:
         table.append([*(str(row.get(k) or "-") for k in shown), _num(row.get("allocated_gpu_hours")),
@@ -333,6 +336,8 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
     for said in dict.fromkeys(str(w) for row in rows for w in row.get("warnings") or ()):
         print(f"warning: {said}", file=io.out)
     unit = _cost_unit(rows)
+    if own_share:
+        print(f"by team: {me.get('user')}'s own share of each team's use; a team's total is an admin's report", file=io.out)
     print(f"{whose}, {period}; GPU-HOURS allocated and UTILIZED in GPU-hours (EFFICIENCY: utilized / allocated); "
           + (f"COST in {unit}" if unit else no_prices_said(client.config())), file=io.out)
     return 0
