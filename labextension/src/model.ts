@@ -62,6 +62,12 @@ export interface ISchedModelOptions {
   now?: () => number;
 }
 
+/**
+ * Reason codes of a job held until someone acts (the core's `scheduling.gates.HELD_CODES`): it has no place
+ * among the jobs waiting to start, and the job behind it is #1 (newuser38 n10: a held job kept "#1").
+ */
+const HELD_CODES = new Set(['Held', 'OwnerRemoved', 'TeamMembership', 'OwnerUnconfirmed', 'QuotaRowUnreadable', 'Reinstalled']);
+
 /** The model. See the module docstring. */
 /** One allocation of a lease: a lease granted again (a new attempt) may keep alive again. */
 function allocationKey(job: Job): string {
@@ -667,6 +673,8 @@ export class SchedModel implements ISchedModel {
         const row: QueueRow = { mine: this.isMine(merged), position: null, ...(inQueue >= 0 ? this._queue[inQueue] : {}), ...merged };
         if (typeof merged.reason?.position === 'number') {
           row.position = merged.reason.position; // the engine's place of it now, not the last queue read's
+        } else if (merged.reason && HELD_CODES.has(merged.reason.code)) {
+          row.position = null; // held: no place among the jobs waiting to start (newuser38 n10)
         }
         if (inQueue >= 0) {
           rest.splice(inQueue, 0, row);
