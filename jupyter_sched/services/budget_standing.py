@@ -102,7 +102,7 @@ def spent_warnings(quotas: QuotaSet, spent: Iterable[BudgetStanding], pending: M
             continue
         b = s.budget
         waiting = sum(n for (team, user), n in pending.items() if team == b.team and b.user in (None, user))
-        jobs = (f"its {waiting} pending GPU job{'s' if waiting != 1 else ''} wait" if waiting
+        jobs = (f"its {waiting} pending GPU {'job waits' if waiting == 1 else 'jobs wait'}" if waiting  # newuser38 n26
                 else "new GPU jobs wait")
         if b.user is not None:
             jobs = jobs.replace("its ", f"{b.user}'s ", 1)

@@ -66,7 +66,13 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
                                    "names already there are refused unless --force)")
     sim.add_argument("--force", action="store_true",
                      help="overwrite output files of the same names already in --out (jobs.csv, summary.csv, …)")
-    fetch = sub.add_parser("fetch-traces", help="download the public traces into a folder")
+    fetch = sub.add_parser(
+        "fetch-traces", help="download the public traces into a folder",
+        description="Download the public GPU cluster traces the simulator and the placement benchmarks replay — "
+                    "openb (Alibaba's GPU cluster trace v2023, with the FGD paper's published results), Tiresias "
+                    "(Philly), Acme and Alibaba's spot-GPU nodes — from raw.githubusercontent.com, pinned to "
+                    "commits, each under its own licence (research/study use, Apache-2.0, CC BY 4.0: see "
+                    "jupyter_sched/sim/fetch.py). --dry-run lists every URL and where it goes.")
     fetch.add_argument("--dest", required=True, help="target folder (then set JUPYTER_SCHED_DATA to it)")
     fetch.add_argument("--only", help="comma-separated groups: openb,fgd,tiresias,acme,spot (default all)")
     fetch.add_argument("--dry-run", action="store_true", help="print the plan, download nothing")

@@ -17,14 +17,23 @@ Sources (licences in the traces README):
 from __future__ import annotations
 
 import os
+import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ValidationError
+from ..errors import SchedError, ValidationError
 
-__all__ = ["GROUPS", "Download", "fetch", "plan_downloads"]
+__all__ = ["GROUPS", "Download", "DownloadError", "fetch", "plan_downloads"]
+
+
+class DownloadError(SchedError):
+    """A trace file could not be downloaded: the host, why, and what to do (newuser38 n31: Python's
+    ``<urlopen error [errno -2] name or service not known>`` was all it said — no URL, no host, no way round)."""
+
+    code = "download_failed"
 
 _RAW = "https://raw.githubusercontent.com"
 _ALIBABA = f"{_RAW}/alibaba/clusterdata/7a6c496e4f4b6ce6150be8f881cb051bf2abff42"
@@ -108,7 +117,10 @@ def fetch(plan: Iterable[Download], *, overwrite: bool = False,
                 progress(f"exists  {item.path}")
             continue
         item.path.parent.mkdir(parents=True, exist_ok=True)
-        data = get(item.url)
+        try:
+            data = get(item.url)
+        except (urllib.error.URLError, OSError) as exc:  # HTTPError is a URLError; a timeout an OSError
+            raise _download_error(item, exc, written) from exc
         tmp = item.path.with_suffix(item.path.suffix + ".part")
         tmp.write_bytes(data)
         os.replace(tmp, item.path)
@@ -116,3 +128,19 @@ def fetch(plan: Iterable[Download], *, overwrite: bool = False,
         if progress:
             progress(f"fetched {item.path} ({len(data)} bytes)")
     return written
+
+
+def _download_error(item: Download, exc: Exception, written: int) -> DownloadError:
+    """What :func:`fetch` says when ``item`` could not be downloaded (``written`` files were before it)."""
+    host = urllib.parse.urlsplit(item.url).hostname or item.url
+    if isinstance(exc, urllib.error.HTTPError):
+        why = f"{host} answered {exc.code} {exc.reason} for {item.url}"
+        hint = "the source may have moved: check the URL in a browser; the files already written stay"
+    else:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        text = str(getattr(reason, "strerror", None) or reason).strip() or type(reason).__name__
+        why = f"cannot reach {host} ({text}) to download {item.url}"
+        hint = ("this machine has no route to it: set HTTPS_PROXY if it needs a proxy, or download the files "
+                "`--dry-run` lists on another machine and copy them to the paths it shows")
+    done = f"; {written} file(s) written before it" if written else ""
+    return DownloadError(why + done, hint=hint)

@@ -100,3 +100,20 @@ def test_newuser30_n11_the_servers_budget_warnings_are_said_in_the_readers_words
             assert quotas_view(client, argparse.Namespace(json=False), types.SimpleNamespace(out=out)) == 0
         assert f"warning: budgets: nlp has already spent its GPU-hour budget (0.48 of 0.3 GPU-hours {day}): " \
             in out.getvalue(), (zone, out.getvalue())
+
+
+def test_newuser38_n26_a_spent_budgets_warning_agrees_in_number() -> None:
+    """newuser38 n26: "its 1 pending GPU job wait until …" — one job waits, two jobs wait."""
+    from datetime import datetime, timezone
+
+    from jupyter_sched.model import QuotaSet
+    from jupyter_sched.model.quota import Budget
+    from jupyter_sched.services.budget_standing import BudgetStanding, spent_warnings
+
+    budget = Budget(team="vision", gpu_hours=0.2, period="day")
+    quotas = QuotaSet(budgets=(budget,))
+    standing = BudgetStanding(budget, 0.37, datetime(2026, 12, 8, tzinfo=timezone.utc))
+    [one] = spent_warnings(quotas, [standing], {("vision", "n38a"): 1})
+    [two] = spent_warnings(quotas, [standing], {("vision", "n38a"): 1, ("vision", "n38b"): 1})
+    assert ": its 1 pending GPU job waits until Dec 8 00:00 UTC" in one, one
+    assert ": its 2 pending GPU jobs wait until Dec 8 00:00 UTC" in two, two

@@ -196,3 +196,38 @@ def test_newuser18_n9_makespan_counts_work_running_at_the_horizon_and_wait_count
         rows = {r["name"]: r for r in csv.DictReader(f)}
     assert float(rows["b6"]["queue_s"]) == 0.0 and float(rows["b6"]["wait_s"]) > 1500, rows["b6"]  # ~30 min again
     assert "mean wait " in out and "(first waits 0s; the rest after preemption)" in out.splitlines()[0], out
+
+
+def test_newuser38_n31_a_download_that_fails_names_the_host_the_url_and_a_way_round(tmp_path: Path) -> None:
+    """newuser38 n31: offline, ``fetch-traces`` ended with Python's ``<urlopen error [errno -2] name or service not
+    known> [os_error]`` — no URL, no host, no way round; and its --help had no description. Real sockets on this host:
+    a port nothing listens on (unreachable), and a real HTTP server answering 404, each fetched through the real
+    opener (urllib)."""
+    import http.server
+    import socket
+    import threading
+
+    from jupyter_sched.sim.fetch import Download, DownloadError
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    with pytest.raises(DownloadError) as unreachable:
+        fetch([Download(f"http://127.0.0.1:{closed}/openb/x.csv", tmp_path / "x.csv")])
+    said = str(unreachable.value)
+    assert said.startswith("cannot reach 127.0.0.1 (") and f"to download http://127.0.0.1:{closed}/openb/x.csv" in said
+    assert "HTTPS_PROXY" in said and "`--dry-run` lists" in said, said
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)  # serves cwd: 404s
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        with pytest.raises(DownloadError) as missing:
+            fetch([Download(f"http://127.0.0.1:{port}/no-such-trace.csv", tmp_path / "y.csv")])
+        assert f"127.0.0.1 answered 404 File not found for http://127.0.0.1:{port}/no-such-trace.csv" in str(missing.value)
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = io.StringIO()
+    assert main(["fetch-traces", "--help"], out=out) == 0
+    assert "Download the public GPU cluster traces" in out.getvalue() and "licence" in out.getvalue()
