@@ -34,7 +34,7 @@ from ..wording.reinstall import reinstalled_notice_of
 from .background import fire_and_forget
 from .config import InventoryConfig, PolicyConfig, StorageConfig, config_error
 from .config_access import AccessConfig, WebConfig
-from .config_check import setting_error_text
+from .config_check import UnknownSettingsSaidOnce, setting_error_text
 from .config_idle import IdleConfig
 from .config_runtime import ExecutorConfig, TelemetryConfig
 from .definitions_web import DefinitionsConfig
@@ -66,7 +66,7 @@ R = TypeVar("R")
 
 class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, TelemetryConfig, ExecutorConfig, WebConfig,
                AccessConfig, KernelGpuConfig, DefinitionsConfig, IdleKernelConfig, JobTokenConfig, HubClientConfig,
-               ExtensionApp):
+               UnknownSettingsSaidOnce, ExtensionApp):
     """GPU scheduling for Jupyter: the server extension (``c.SchedApp.<trait>`` configures it)."""
 
     name = "jupyter_sched"

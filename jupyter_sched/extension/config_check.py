@@ -28,7 +28,7 @@ from traitlets.config.loader import DeferredConfig, LazyConfigValue
 from ..errors import SchedError
 from ..wording.config import config_error_text, setting_shape
 
-__all__ = ["ConfigProblems", "config_problems", "setting_error_text"]
+__all__ = ["ConfigProblems", "UnknownSettingsSaidOnce", "config_problems", "setting_error_text"]
 
 
 class ConfigProblems(NamedTuple):
@@ -91,6 +91,28 @@ def config_problems(config: Config, app_class: type[Any], *, config_name: str | 
         if re.split(r"[.\[]", err.field or "", maxsplit=1)[0] not in bad:  # one fault, one line
             problems.append(setting_error_text(probe, err))
     return ConfigProblems(problems, ignored)
+
+
+class UnknownSettingsSaidOnce:
+    """A mixin of the app classes: traitlets' own warning of a name that is no setting (``Config option
+    `idle_windw_s` not recognized by `SchedApp`. Did you mean …``) is left out — it came twice per start, the
+    config being loaded twice, beside the start's own line with the fix (newuser38 n27); :func:`config_problems`
+    says each such name once (``ignored``), the start logs it (``startup_checks.check_config``)."""
+
+    def _load_config(self, cfg: Config, section_names: list[str] | None = None,
+                     traits: dict[str, Any] | None = None) -> None:
+        known = traits if traits is not None else self.traits(config=True)  # type: ignore[attr-defined]
+        names = section_names if section_names is not None else self.section_names()  # type: ignore[attr-defined]
+        quiet = cfg
+        for section in names:
+            given = cfg[section] if cfg._has_section(section) else None
+            if not isinstance(given, Mapping):
+                continue
+            unknown = [k for k in given if k not in known and not k[:1].isupper() and not isinstance(given[k], Config)]
+            if unknown:
+                quiet = Config(quiet) if quiet is cfg else quiet  # a copy: the caller's config keeps its names
+                quiet[section] = Config({k: v for k, v in given.items() if k not in unknown})
+        super()._load_config(quiet, section_names, traits)  # type: ignore[misc]
 
 
 def _given(probe: Any, name: str, value: Any) -> Any:

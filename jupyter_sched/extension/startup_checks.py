@@ -64,7 +64,9 @@ def check_config(serverapp: Any, app: Any, exc: TraitError | None = None) -> Non
     if not found.refused:
         if exc is not None:
             config_exit(serverapp, exc)
-        return  # an unknown name alone: traitlets warned of it (with its close name), and it starts
+        for line in found.ignored:  # an unknown name alone: said once, with the fix, and it starts (newuser38 n27)
+            (getattr(serverapp, "log", None) or log).warning("jupyter_sched: %s", line)
+        return
     lines = [*found.refused, *found.ignored]
     text = lines[0] if len(lines) == 1 else f"{len(lines)} settings to fix:\n  " + "\n  ".join(lines)
     (getattr(serverapp, "log", None) or log).critical("jupyter_sched: bad configuration, not starting: %s", text)
