@@ -172,6 +172,9 @@ class Admission:
         self._fit = fit
         self.refusals = refusals
         self.run_as_check: Callable[[Job], None] | None = None
+        self.account_said: Any = None
+        """Hub mode, local executor: :class:`~jupyter_sched.hub.account_said.AccountSaid` (``GET me``'s
+        ``jobs_cannot_run``, newuser38 n16), or None."""
         """Set by the hub (local executor): raises a SchedError when a job of ``job.spec.user``
         could never run as their OS account (no account, a system or shared one), so that it is
         refused before it is stored, never accepted and failed at start. Leases run nothing."""

@@ -241,7 +241,8 @@ class AccountMapping:
         account = self.account_for(user)
         if not _ACCOUNT_NAME.match(account):
             raise ExecutorError(f"hub user {user!r} maps to {account!r}, which is not a valid account name",
-                                field="user", hint="map the user in c.HubSchedApp.run_as_accounts")
+                                field="user", hint=f"ask an admin to map {user} to an account in "
+                                                   "c.HubSchedApp.run_as_accounts")
         try:
             entry = lookup(account)
         except KeyError:
@@ -250,16 +251,19 @@ class AccountMapping:
                                       "file descriptors", field="user", hint="retry in a moment") from None
             raise ExecutorError(f"hub user {user!r} has no OS account {account!r} on this host to run their jobs as",
                                 field="user",
-                                hint="create the account (useradd), or map the user in "
-                                     "c.HubSchedApp.run_as_accounts") from None
+                                # the user reads it (status, the refusal): the fix is an admin's (newuser38 n16)
+                                hint=f"ask an admin to create the account {account!r} (useradd), or to map "
+                                     f"{user} to their account in c.HubSchedApp.run_as_accounts") from None
         if entry.pw_uid < self.min_uid:
             raise ExecutorError(f"hub user {user!r} maps to account {account!r} with uid {entry.pw_uid}; jobs never "
                                 f"run with a uid below {self.min_uid}", field="user",
-                                hint="map the user to their own account in c.HubSchedApp.run_as_accounts")
+                                hint=f"ask an admin to map {user} to their own account in "
+                                     "c.HubSchedApp.run_as_accounts")
         if account in self.denied_accounts or entry.pw_uid in SHARED_UIDS:
             raise ExecutorError(f"hub user {user!r} maps to account {account!r} (uid {entry.pw_uid}), which system "
                                 "services share; jobs never run as it", field="user",
-                                hint="map the user to their own account in c.HubSchedApp.run_as_accounts")
+                                hint=f"ask an admin to map {user} to their own account in "
+                                     "c.HubSchedApp.run_as_accounts")
         try:
             groups = tuple(sorted(set(grouplist(account, entry.pw_gid))))
         except OSError:

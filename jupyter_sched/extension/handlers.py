@@ -84,7 +84,15 @@ class MeHandler(SchedHandler):
         self.no_query()
         accounting, who = self.services.accounting, self.caller_key()  # kept: answered on the loop (issue 17)
         answer = None if who is None else accounting.kept_me(who, asked_at=self.asked_at) or await self.call(accounting.me_of, who)
-        self.reply(answer or await self.call(accounting.me, self.caller))
+        answer = answer or await self.call(accounting.me, self.caller)
+        said = self.services.admission.account_said  # hub mode: no account to run jobs as (newuser38 n16)
+        if said is not None and answer is not None:
+            text = said.kept(answer.user)
+            if text is None:
+                text = await self.call(said, answer.user)
+            if text:
+                answer = answer.model_copy(update={"jobs_cannot_run": text})
+        self.reply(answer)
 
 
 class InventoryHandler(SchedHandler):

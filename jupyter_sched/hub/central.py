@@ -452,6 +452,9 @@ class HubSchedApp(SchedApp):
             self.log.warning("jupyter_sched: %s", no_floor)
         self._set_engine_run_as(run_as_for)
         self.services.admission.run_as_check = refuse_unrunnable(mapping)
+        from .account_said import AccountSaid
+
+        self.services.admission.account_said = AccountSaid(mapping)  # status says it, not only submit (n16)
         self.log.info("jupyter_sched: jobs run as their owners' accounts (%s), interpreter %s, job directories in %s",
                       self.run_as_account_template, python, executor.root)
         if (compiled := use_job_python(python)) is not None:  # its syntax, not this service's (verify27 V4)
