@@ -19,7 +19,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_
 from jupyter_sched.model.validation import NO_LIMIT_NO_GPU_WARNING
 from jupyter_sched.wording import render_reason
 from tests import leftovers
+from tests.cli_server import Run, server_for_module
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -37,22 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 USERS = {"tok-ann": "ann", "tok-bob": "bob", "tok-boss": "boss", OWNER_TOKEN: "boss"}
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    srv = EmbeddedServer.start(tmp_path_factory.mktemp("cli"), users=USERS, admin_users=["boss"], stop_grace_s=60,
-                               simulated_gpus=2)
-    try:
-        yield srv
-    finally:
-        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
-        srv.kill()
+    yield from module_server(tmp_path_factory, "cli", USERS, stop_grace_s=60)
 
 
 ENDED = r" · ended \d\d:\d\d UTC \(ran [0-9hms]+\)"
@@ -112,15 +99,12 @@ def wait_numbered(server: EmbeddedServer, token: str, running: str, waiting: lis
 
 
 def module_server(tmp_path_factory: pytest.TempPathFactory, folder: str, users: dict[str, str],
-                  admin: str = "boss") -> Iterator[EmbeddedServer]:
-    """A module's embedded server (2 simulated GPUs, ``admin`` its admin), its live work stopped before
-    it is killed — the body of the new-user modules' module-scoped ``server`` fixtures."""
-    srv = EmbeddedServer.start(tmp_path_factory.mktemp(folder), users=users, admin_users=[admin], simulated_gpus=2)
-    try:
-        yield srv
-    finally:
-        clear(srv)  # jobs outlive a killed server by design: stop this module's before killing it
-        srv.kill()
+                  admin: str = "boss", **sched: Any) -> Iterator[EmbeddedServer]:
+    """A module's embedded server (2 simulated GPUs, ``admin`` its admin, ``sched`` more settings), its live work
+    stopped before it is killed (jobs outlive a killed server by design) — the body of the new-user modules'
+    module-scoped ``server`` fixtures (:func:`tests.cli_server.server_for_module`)."""
+    yield from server_for_module(tmp_path_factory, folder, users, before_kill=clear, admin_users=[admin],
+                                 **{"simulated_gpus": 2, **sched})
 
 
 def clear(server: EmbeddedServer) -> None:

@@ -28,6 +28,7 @@ import httpx
 import pytest
 
 from jupyter_sched.cli.main import EXIT_OK, EXIT_USAGE
+from tests.cli_server import Run, server_for_module
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = shutil.which("jupyter-sched", path=str(Path(sys.executable).parent)) or "jupyter-sched"
@@ -36,21 +37,10 @@ BOSS_TOKEN = "s38-defs-boss-token"
 USERS = {OWNER_TOKEN: "ivan", IVAN_TOKEN: "ivan", BOSS_TOKEN: "boss"}
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
     """One server for the module: ivan a user, boss an admin."""
-    srv = EmbeddedServer.start(tmp_path_factory.mktemp("s38defs"), users=USERS, admin_users=["boss"])
-    try:
-        yield srv
-    finally:
-        srv.kill()
+    yield from server_for_module(tmp_path_factory, "s38defs", USERS, admin_users=["boss"])
 
 
 @dataclass
