@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from ..admission import Caller
@@ -26,17 +27,19 @@ from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
 from ..quota.changes import quota_changes
 from ..quota.lowered import over_limit_warnings
 from ..quota.user_lines import non_member_warnings, user_line_warnings
+from ..scheduling import SchedulingProfile
 from ..scheduling.ledger import CycleLedger
+from ..scheduling.preempt.cooldown import dropped_until
 from ..scheduling.snapshot import Preempt, Snapshot
 from ..store.codec import ts
 from ..store.quota_source import CONFIG_ACTOR, MEMBERS, QUOTAS
 from ..wording.definitions import retired_model_warning
 from ..wording.quota import unreadable_row_text
-from ..wording.quota_change import quota_change_blame, reclaim_warning
+from ..wording.quota_change import deferred_reclaim_warning, quota_change_blame, reclaim_warning
 from .budget_standing import spent_warnings, standings
 from .context import Context
 from .hub_teams import HubGroups, no_group_warnings
-from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest
+from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest, SetQuotasResponse
 
 __all__ = ["QuotasService", "quota_set_to_dict"]
 
@@ -267,8 +270,11 @@ class QuotasService:
         reclaimed = self.would_reclaim(new)  # running work the change preempts at once (hubadmin25 B17)
         now = self.ctx.clock.now()
         preempts = [reclaim_warning(victim, p, by, now) for victim, p, by in reclaimed]
+        # ... and once a team's reclaim cool-down ends (newuser38 n13: the preview said nothing of it)
+        preempts += [deferred_reclaim_warning(victim, p, by, now, until, team)
+                     for victim, p, by, until, team in self.deferred_reclaims(new, reclaimed)]
         if request.dry_run:
-            return self._answer(new, caller, [*preempts, *over])
+            return self._answer(new, caller, [*preempts, *over], dry_run=True, preempts=preempts)
         said = message or (f"quotas changed by {caller.user}: {'; '.join(changes)}" if changes else
                            f"quotas changed by {caller.user}: nothing changed")
         spent = self.budget_warnings(new)  # a budget set below what was used: kept in the audit (hubadmin24 B8)
@@ -287,7 +293,7 @@ class QuotasService:
         if self.on_change is not None:  # a member removed: their queued jobs there are held (red team 18, R4)
             self.on_change(caller.user)
         self.ctx.kick()
-        return self._answer(new, caller, [*preempts, *over])
+        return self._answer(new, caller, [*preempts, *over], dry_run=False, preempts=preempts)
 
     def would_reclaim(self, new: QuotaSet) -> list[tuple[Job, Preempt, Job | None]]:
         """The running work a change to ``new`` preempts at the next cycle that the set in force does not:
@@ -310,6 +316,39 @@ class QuotasService:
         before, after = preempted(base.quotas), preempted(new)
         return [(jobs[job_id], p, jobs.get(p.for_job)) for job_id, p in after.items()
                 if job_id not in before and job_id in jobs and jobs[job_id].state.holds_gpus]
+
+    def deferred_reclaims(self, new: QuotaSet, now_reclaimed: Sequence[tuple[Job, Preempt, Job | None]]
+                          ) -> list[tuple[Job, Preempt, Job | None, datetime, str]]:
+        """The running work a change to ``new`` preempts once a team's reclaim cool-down ends, not at the next
+        cycle (newuser38 n13): the cycle run on ``new`` again with the cool-downs lifted (the snapshot's
+        ``reclaims`` left out), less what it preempts now or the set in force would anyway; each with when the
+        reclaiming team's cool-down ends and that team. None without a cool-down in force."""
+        engine = self.ctx.engine
+        try:
+            base = replace(engine.snapshot(), inventory=self.ctx.inventory())
+        except SchedError:
+            return []
+        cool = (engine.profile or SchedulingProfile()).reclaim_cooldown_s  # None: the core's default profile
+        ends: dict[str, datetime] = {}
+        for took in base.reclaims:
+            until = dropped_until(took, cool)
+            if until is not None and until > base.now and (took.team not in ends or until > ends[took.team]):
+                ends[took.team] = until
+        if not ends:
+            return []
+        lifted = replace(base, quotas=new, reclaims=())
+        after = {p.job_id: p for p in engine._cycle(lifted, engine.profile).preemptions}
+        kept = {p.job_id for p in engine._cycle(replace(base, reclaims=()), engine.profile).preemptions}
+        kept |= {victim.id for victim, _, _ in now_reclaimed}
+        jobs = {job.id: job for job in base.jobs}
+        found = []
+        for job_id, p in after.items():
+            by = jobs.get(p.for_job)
+            team = by.spec.team if by is not None else None
+            if job_id in kept or job_id not in jobs or not jobs[job_id].state.holds_gpus or team not in ends:
+                continue
+            found.append((jobs[job_id], p, by, ends[team], team))
+        return found
 
     def over_limit(self, old: QuotaSet, new: QuotaSet) -> list[str]:
         """The lines of ``new`` set below what their team's (or user's) running work holds, where
@@ -350,10 +389,12 @@ class QuotasService:
             self.on_change(actor)
         self.ctx.kick()
 
-    def _answer(self, quotas: QuotaSet, caller: Caller, over: Sequence[str] = ()) -> GetQuotasResponse:
+    def _answer(self, quotas: QuotaSet, caller: Caller, over: Sequence[str] = (), *, dry_run: bool,
+                preempts: Sequence[str]) -> SetQuotasResponse:
         """``quotas`` as PUT quotas answers an admin: the set, with ``over`` (lines the change set
-        below their running work, :meth:`over_limit`) and then the warnings GET quotas says."""
-        return GetQuotasResponse.model_validate({**self._body(quotas),
+        below their running work, :meth:`over_limit`) and then the warnings GET quotas says; whether it was a
+        dry run and what the change preempts, now or after a cool-down (newuser38 n13: the answer said neither)."""
+        return SetQuotasResponse.model_validate({**self._body(quotas), "dry_run": dry_run, "preempts": list(preempts),
                                                  "warnings": [*over, *self._warnings(quotas, caller)]})
 
     def _warnings(self, quotas: QuotaSet, caller: Caller) -> list[str]:

@@ -23,7 +23,7 @@ from .reasons import work_named
 if TYPE_CHECKING:
     from ..scheduling.snapshot import Preempt
 
-__all__ = ["blamed", "quota_change_blame", "reclaim_warning", "split_blame"]
+__all__ = ["blamed", "deferred_reclaim_warning", "quota_change_blame", "reclaim_warning", "split_blame"]
 
 _AFTER = " — after "
 """Between a preemption's own sentence and the act that caused it (:func:`blamed`)."""
@@ -66,3 +66,13 @@ def reclaim_warning(victim: Job, preempt: Preempt, preemptor: Job | None, now: d
     by = "" if preemptor is None else f", for {work_named(preemptor.id, public_name(preemptor.spec), preemptor.spec.user)}"
     return (f"this change preempts at the next cycle: {who} of {spec.team}, {held}{ran} — preempted {why}{by}; it is "
             f"requeued and its run so far is lost unless it checkpoints")
+
+
+def deferred_reclaim_warning(victim: Job, preempt: Preempt, preemptor: Job | None, now: datetime,
+                             until: datetime, team: str) -> str:
+    """The admin's line for running work a quota change preempts once a team's reclaim cool-down ends (newuser38
+    n13: the preview said "it runs on (nothing is stopped)", and at the cool-down's end the work was preempted):
+    ``after team vision's reclaim cool-down ends at 10:51 UTC, this change preempts: …``."""
+    line = reclaim_warning(victim, preempt, preemptor, now)
+    return (f"after team {team}'s reclaim cool-down ends at {clock_text(until, now)}, this change preempts: "
+            + line.removeprefix("this change preempts at the next cycle: "))

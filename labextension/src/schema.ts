@@ -2898,6 +2898,34 @@ export interface components {
             }[] | null;
             /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
             dry_run?: boolean;
+            /** @description read-only: what a PUT quotas answered; sent back, it is ignored */
+            preempts?: string[] | null;
+        };
+        /**
+         * @description ``PUT quotas``' answer: the set then in force (GET quotas' shape), whether it was a dry run, and the running
+         *     work the change preempts (newuser38 n13: a dry run's answer said neither, and a reclaim held by a team's
+         *     cool-down was not said at all).
+         */
+        SetQuotasResponse: {
+            quotas: components["schemas"]["QuotaLineView"][];
+            budgets: components["schemas"]["BudgetView"][];
+            teams: components["schemas"]["TeamPolicyView"][];
+            /** @description who is in which team (embedded mode): each user's teams in order, the first charged when a request names none — the memberships in force, the config file's c.SchedApp.user_teams or an admin's PUT (user_teams_source says which); in hub mode the hub's groups as the hub poll last read them, read-only ({} before the first read). An admin reads every user's; any other user reads only their own */
+            user_teams: {
+                [key: string]: string[];
+            };
+            /** @description who set the quota set in force (null: not recorded since the upgrade that records it) */
+            source?: components["schemas"]["QuotaSourceView"] | null;
+            /** @description who set the memberships in force: the config file (c.SchedApp.user_teams, applied at a start when it changed) or the admin of the PUT quotas that changed them last (null: not recorded since the upgrade that records it); in hub mode set_by `hub`: the hub's groups decide, set_at when they were read */
+            user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
+            /** @description admins: where every budget stands now — used, left, when it resets, what running work may still use and what a new job may use (hubadmin25 B16) */
+            budget_standings?: components["schemas"]["BudgetStandingView"][];
+            /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
+            warnings?: string[];
+            /** @description true: nothing was stored (the request's dry_run) */
+            dry_run: boolean;
+            /** @description running work the change preempts, one sentence each: at the next cycle, or once a team's reclaim cool-down ends ('after team vision's reclaim cool-down ends at 10:51 UTC, this change preempts: …'); [] when it preempts nothing. Also among warnings */
+            preempts: string[];
         };
         /** @description The firings skipped since the definition's last scheduled run (new user 34, n1). */
         SkippedFirings: {
@@ -4180,7 +4208,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GetQuotasResponse"];
+                    "application/json": components["schemas"]["SetQuotasResponse"];
                 };
             };
             default: components["responses"]["Error"];

@@ -64,6 +64,7 @@ from .quotas import (
     Profile,
     QuotaLine,
     SetQuotasRequest,
+    SetQuotasResponse,
     TeamPolicyLine,
 )
 from .system import (
@@ -161,6 +162,7 @@ __all__ = [
     "ResponseModel",
     "SetIdlePolicyRequest",
     "SetQuotasRequest",
+    "SetQuotasResponse",
     "SubmitJobRequest",
     "WorkerGroupRequest",
     "TeamPolicyLine",

@@ -70,7 +70,7 @@ OPERATIONS = [
               body_required=False),
     Operation("/queue", "get", jobs.GetQueueResponse, query=jobs.GetQueueRequest),
     Operation("/quotas", "get", quotas.GetQuotasResponse),
-    Operation("/quotas", "put", quotas.GetQuotasResponse, body=quotas.SetQuotasRequest),
+    Operation("/quotas", "put", quotas.SetQuotasResponse, body=quotas.SetQuotasRequest),
     Operation("/quotas/what-if", "get", quotas.GetQuotaWhatIfResponse, query=quotas.GetQuotaWhatIfRequest),
     Operation("/teams/{team}/move", "post", teams.MoveTeamResponse, body=teams.MoveTeamRequest),
     Operation("/users/{user}/rename", "post", users.RenameUserResponse, body=users.RenameUserRequest),

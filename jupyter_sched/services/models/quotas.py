@@ -104,6 +104,8 @@ class SetQuotasRequest(RequestModel):
     dry_run: bool = Field(default=False, description=(
         "true: check the change and answer what would then be in force, with its warnings (teams left "
         "without a quota line and the work that strands), storing nothing"))
+    preempts: list[str] | None = Field(
+        default=None, description="read-only: what a PUT quotas answered; sent back, it is ignored")
 
     @field_validator("user_teams", mode="before")
     @classmethod
@@ -358,3 +360,15 @@ class GetQuotaWhatIfResponse(ResponseModel):
     in_force: QuotaWhatIfLine | None = Field(description="the team's line in force now for that model, replayed the "
                                                          "same way (null: it has none)")
     text: str = Field(description="the same in words, with what the figures cannot say")
+
+
+class SetQuotasResponse(GetQuotasResponse):
+    """``PUT quotas``' answer: the set then in force (GET quotas' shape), whether it was a dry run, and the running
+    work the change preempts (newuser38 n13: a dry run's answer said neither, and a reclaim held by a team's
+    cool-down was not said at all)."""
+
+    dry_run: bool = Field(description="true: nothing was stored (the request's dry_run)")
+    preempts: list[str] = Field(description=(
+        "running work the change preempts, one sentence each: at the next cycle, or once a team's reclaim "
+        "cool-down ends ('after team vision's reclaim cool-down ends at 10:51 UTC, this change preempts: …'); "
+        "[] when it preempts nothing. Also among warnings"))
