@@ -539,6 +539,7 @@ function IdlePolicyEditor({ ctx, trans, round }: ICardProps): React.ReactElement
   const load = React.useCallback(async () => {
     try {
       reset(await ctx.model.client.idlePolicy());
+      setMessage(null); // the values are the server's again: a refusal of an earlier Save no longer applies (n25)
     } catch (err) {
       setMessage({ text: describeError(err), kind: 'error' });
     }
@@ -597,6 +598,9 @@ function IdlePolicyEditor({ ctx, trans, round }: ICardProps): React.ReactElement
       <form
         className="jp-sched-idle-form"
         aria-label={trans.__('Default idle policy')}
+        // the server checks every field and the panel says its refusal by the field's label: the browser's own
+        // check (min=0) stopped a Save with a bubble and left an earlier refusal shown (newuser38 n25)
+        noValidate
         onSubmit={event => {
           event.preventDefault();
           void save();
