@@ -29,6 +29,7 @@ owner no longer a user of this hub … re-add ve23a on the hub" (``OwnerRemoved`
 ``GET queue`` told everyone who had been offboarded, and "held: red18c is no longer a member of team
 teama" (``TeamMembership``) who had left which team. To a reader other than the owner and admins
 such a reason reads :data:`HELD_CODE` — "held · ETA unknown: it waits until its owner or an admin acts" —
+("… it waits for an admin" where the owner is no longer a hub user: the owner cannot act; new user 38, n17)
 with none of the owner's standing in its code, words or ``details`` (:func:`held_for_others`).
 
 Pure: plain dicts in and out, no I/O.
@@ -41,6 +42,7 @@ from typing import Any
 
 from ..model.units import moved_text
 from ..scheduling.gates import OWNER_REMOVED, TEAM_MEMBERSHIP
+from ..wording.reasons import HELD_FOR_OTHERS_WAIT, held_for_others_wait
 
 __all__ = ["HELD_CODE", "STANDING_CODES", "WITHHELD_KEY", "held_for_others", "reason_for"]
 
@@ -60,8 +62,9 @@ HELD_CODE = "Held"
 """The code such a hold has for every other reader (:func:`held_for_others`)."""
 HELD_MESSAGE = "held"
 """Its summary for every other reader: nothing of why, nothing the reader can do."""
-HELD_ETA_REASON = "it waits until its owner or an admin acts"
-"""Its ``eta_reason`` for every other reader (``ETA unknown: it waits until its owner or an admin acts``)."""
+HELD_ETA_REASON = HELD_FOR_OTHERS_WAIT
+"""Its ``eta_reason`` for every other reader (``ETA unknown: it waits until its owner or an admin acts``);
+"it waits for an admin" where the owner is no longer a hub user (:func:`~jupyter_sched.wording.reasons.held_for_others_wait`)."""
 _HELD_KEPT = ("time_limit_s", "time_limit_source")
 """``details`` keys of a held job's reason that say nothing of its owner (the rest is left out)."""
 
@@ -179,6 +182,7 @@ def reason_for(reason: Any, *, owner: str | None, reader: str | None, admin: boo
 def held_for_others(reason: Mapping[str, Any]) -> dict[str, Any]:
     """A reason of :data:`STANDING_CODES` as a reader other than its owner and admins reads it:
     ``{"code": "Held", "message": "held", "eta_reason": "it waits until its owner or an admin acts", ...}``
+    ("it waits for an admin" for ``OwnerRemoved``: its owner is gone and cannot act, new user 38 n17)
     — no ETA, no ``unblock`` (nothing is the reader's to do), ``details`` only its time limit
     (:data:`_HELD_KEPT`: not the owner's name, team, teams or when the hold began, nor the core's
     ``eta_code``), its place in the queue kept; any rendered ``text`` dropped (rendered again from this)."""
@@ -186,7 +190,7 @@ def held_for_others(reason: Mapping[str, Any]) -> dict[str, Any]:
     assert isinstance(details, Mapping)
     kept = {k: details[k] for k in _HELD_KEPT if k in details}
     out: dict[str, Any] = {"code": HELD_CODE, "message": HELD_MESSAGE, "details": kept, "unblock": "",
-                           "eta": None, "eta_reason": HELD_ETA_REASON}
+                           "eta": None, "eta_reason": held_for_others_wait(reason.get("code"))}
     if reason.get("position") is not None:
         out["position"] = reason["position"]
     return out

@@ -47,12 +47,26 @@ from .estimates import (
 )
 from .quota import UNLISTED_SETTING
 
-__all__ = ["clock_times", "held_by_admin_unblock", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_behind_clause", "elected_clause", "departed_lease_notice", "departed_text",
+__all__ = ["clock_times", "held_by_admin_unblock", "held_for_others_wait", "CAPACITY_CODES", "JUST_STARTED", "NOT_AN_ATTEMPT", "QUOTA_CODES", "ReasonText", "ELECTED_NOTE", "as_clause", "code_words", "elected_behind_clause", "elected_clause", "departed_lease_notice", "departed_text",
            "departed_victim_text",
            "eta_sentence", "figure", "held_by_text", "memory_text", "memory_texts", "one_gpu", "owner_holds_text", "own_leases",
            "preempted_how",
            "reason_in_words", "refusal_line", "refusal_text", "unnested",
            "quoted_name", "render_reason", "summary_sentence", "unblock_sentence", "wire_time", "work_named"]
+
+HELD_FOR_OTHERS_WAIT = "it waits until its owner or an admin acts"
+"""Why a job held for its owner's standing has no ETA, as any reader but its owner and admins reads it
+(:func:`jupyter_sched.services.withheld.held_for_others`): its owner may still act (rejoin the team, cancel)."""
+HELD_OWNER_GONE_WAIT = "it waits for an admin"
+"""The same where its owner is no longer a hub user (``OwnerRemoved``): the owner cannot act any more, only an
+admin can (re-add the user, or cancel the job) — new user 38, n17."""
+
+
+def held_for_others_wait(code: object) -> str:
+    """The ``eta_reason`` ("ETA unknown: <this>") of a hold of ``code`` (``OwnerRemoved``, ``TeamMembership``)
+    as a reader other than its owner and admins reads it: who can end the wait — never why it is held."""
+    return HELD_OWNER_GONE_WAIT if code == "OwnerRemoved" else HELD_FOR_OTHERS_WAIT
+
 
 CAPACITY_CODES = frozenset({"WaitingForCapacity", "Priority"})
 """Waits for GPUs held by running work: the ETA (when those jobs end) is the whole answer."""
