@@ -17,7 +17,9 @@ Format::
         memory: 768GiB               # optional: host memory (or memory_mib), for memory requests
 
 Without ``cpus`` / ``memory`` a node's CPU and host memory are not tracked (never binding, and
-``placement_policy = "fgd-planned"`` or ``"fgd-balanced"`` then has no CPU to balance). Unknown keys are refused.
+``placement_policy = "fgd-planned"`` or ``"fgd-balanced"`` then has no CPU to balance). On a node with GPUs they
+are split among its GPUs: a job reserves at most its GPUs' part, a job without GPUs none
+(:mod:`jupyter_sched.placement.host_share`). Unknown keys are refused.
 Errors name the field (``nodes[0].gpus[1].memory``) and how to fix it.
 """
 

@@ -41,6 +41,7 @@ from ..errors import ValidationError
 from ..model import GPU_MILLI, Allocation, ResourceRequest
 from .fgd import BoolArray, NodeArrays, PodShape
 from .filters import FILTERS, Filter, Status, model_matches
+from .host_share import within_host_share
 from .scores import SCORES, BinPackScore, Score, TopologyScore, VectorScore
 from .state import ClusterState, Holding, Pool
 from .topology import choose_gpus
@@ -112,6 +113,9 @@ class PlacementConfig:
         fragmentation: ``""`` (off), ``"fgd"`` or ``"fgd-balanced"``: each cycle scores with that
             policy against the live jobs' requests instead of ``scores``, where the inventory allows
             (:func:`~.fragmentation.cycle_placement`).
+        host_share: one worker reserves at most its GPUs' part of a GPU node's tracked CPUs and host
+            memory, none without GPUs (:mod:`.host_share`, red team 38 R4). Off only for the paper
+            replays (:mod:`jupyter_sched.sim.fgd_protocol`), whose traces put CPU pods on GPU nodes.
     """
 
     filters: tuple[str, ...] = ("NodeReady", "TaintToleration", "NodeSelector", "GpuModel", "GpuMemory")
@@ -121,6 +125,7 @@ class PlacementConfig:
     merge_flavors: bool = False
     ties: np.random.Generator | None = None
     fragmentation: str = ""
+    host_share: bool = True
 
 
 def _model_capacity(state: ClusterState, pool: Pool, model: str) -> int:
@@ -401,7 +406,8 @@ class Placer:
     def _host_fits(self, node: int, request: ResourceRequest) -> bool:
         cpu = self.state.node_cpu_free[node]
         mem = self.state.node_mem_free[node]
-        return (cpu is None or cpu >= request.cpu_millis) and (mem is None or mem >= request.memory_mib)
+        return ((cpu is None or cpu >= request.cpu_millis) and (mem is None or mem >= request.memory_mib)
+                and (not self.config.host_share or within_host_share(self.state, node, request)))  # a GPU node's host is its GPUs' (red38 R4)
 
     def _usable(self, node: int, flavor: Flavor, request: ResourceRequest) -> list[int]:
         free = self.state.free_gpus_on(node)
@@ -651,6 +657,8 @@ class Placer:
         feasible = arrays.feasible(shape)
         pools = self._pool_mask(flavor)
         nodes = np.flatnonzero(feasible if pools is None else feasible & pools)
+        if (request.cpu_millis or request.memory_mib) and self.config.host_share:  # red38 R4 (.host_share)
+            nodes = nodes[[within_host_share(state, int(n), request) for n in nodes]]
         if len(nodes) == 0:
             return None
         parts = []

@@ -19,6 +19,7 @@ from typing import Any
 from ..model import GPU_MILLI, Node, ResourceRequest
 from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
+from .host_share import host_share, within_host_share
 from .placer import Flavor
 from .state import FOREIGN_WHY, ClusterState
 
@@ -48,8 +49,10 @@ def _n(milli: int) -> int | float:
     return int(value) if value == int(value) else round(value, 3)
 
 
-def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState) -> FitReason | None:
-    """Return why ``request`` can never run on this inventory, or None when it might.
+def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState, *,
+               host_share: bool = True) -> FitReason | None:
+    """Return why ``request`` can never run on this inventory, or None when it might (``host_share``: the
+    profile's :attr:`~.placer.PlacementConfig.host_share`).
 
     Counts every GPU of a flavor that passes static filters, healthy or not (an unhealthy GPU
     may recover), so only structural impossibilities reject.
@@ -63,7 +66,7 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
         if not any(flavor.pools for flavor in flavors):
             return (_selector_matches_nothing(request, state)
                     or FitReason("Unschedulable", "no ready node passes the job's node selector and tolerations"))
-        return _host_too_small(request, flavors, state)
+        return _host_too_small(request, flavors, state, host_share)
     wanted = " or ".join(request.gpu_models) if request.gpu_models else "any model"
     if not flavors:
         have = sorted({m for m in state.gpu_model})
@@ -163,7 +166,7 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
                 {"field": field, "workers": request.workers, "max_workers": packed, "model": wanted},
                 "resubmit with fewer workers, or fewer GPUs per worker")
         return None
-    return _host_too_small(request, flavors, state)
+    return _host_too_small(request, flavors, state, host_share)
 
 
 _SELECTOR_SHOWN = 10
@@ -388,7 +391,8 @@ def _gpu_memory_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...])
         f"ask for at most {best} MiB of memory per GPU")
 
 
-def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState) -> FitReason | None:
+def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state: ClusterState,
+                    host_share: bool = True) -> FitReason | None:
     """Why the job's workers can never all be held for lack of CPU or host memory, or None.
 
     Counts, per node, how many workers it could hold at once when empty: by its GPUs (those of
@@ -404,7 +408,7 @@ def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state
     for flavor in flavors:
         for pid in flavor.pools:
             for node in state.pools[pid].nodes:
-                n, by_gpus = _worker_slots(request, state, node, flavor)
+                n, by_gpus = _worker_slots(request, state, node, flavor, host_share)
                 if by_gpus >= 1:
                     eligible.add(node)
                 before = slots.setdefault(node, 0.0)
@@ -421,6 +425,8 @@ def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state
     details: dict[str, Any] = {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib,
                                "workers": request.workers, "max_node_cpu_millis": cpu,
                                "max_node_memory_mib": memory}
+    if not held and host_share and (share := _over_host_share(request, state, eligible)) is not None:
+        return share
     if held >= 1:   # one worker fits somewhere, the gang does not
         return FitReason(
             "Unschedulable",
@@ -444,7 +450,50 @@ def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state
                      "ask for at most " + " and ".join(m for m in most if m) + " per worker")
 
 
-def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flavor: Flavor) -> tuple[float, float]:
+def _over_host_share(request: ResourceRequest, state: ClusterState, nodes: set[int]) -> FitReason | None:
+    """Why no node holds one worker when GPU nodes big enough refuse it for asking more than its
+    GPUs' part of their CPU or host memory (:mod:`.host_share`, red team 38 R4), or None."""
+    cpu_most = mem_most = -1
+    refused = False
+    for node in nodes:
+        spec = state.nodes[node]
+        if ((request.cpu_millis and spec.cpu_millis and request.cpu_millis > spec.cpu_millis)
+                or (request.memory_mib and spec.memory_mib and request.memory_mib > spec.memory_mib)
+                or within_host_share(state, node, request)):
+            continue
+        refused = True
+        cpu, mem = host_share(state, node, request)
+        cpu_most, mem_most = max(cpu_most, -1 if cpu is None else cpu), max(mem_most, -1 if mem is None else mem)
+    if not refused:
+        return None
+    over_cpu = bool(request.cpu_millis) and 0 <= cpu_most < request.cpu_millis
+    field = "cpu" if over_cpu else "memory"
+    asks = " and ".join(a for a in (f"{request.cpu_millis} millicores CPU" if over_cpu else "",
+                                    f"{request.memory_mib} MiB host memory"
+                                    if request.memory_mib and 0 <= mem_most < request.memory_mib else "") if a)
+    most = " and ".join(m for m in (f"{cpu_most} millicores CPU" if over_cpu else "",
+                                    f"{mem_most} MiB host memory"
+                                    if request.memory_mib and 0 <= mem_most < request.memory_mib else "") if m)
+    why = ("a GPU node's CPUs and host memory are split among its GPUs, so that no reservation leaves a GPU "
+           "unusable for other work")
+    details = {"field": field, "cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib,
+               "gpus": request.requested_gpus, "max_cpu_millis": max(cpu_most, 0),
+               "max_memory_mib": max(mem_most, 0)}
+    share_milli = request.gpu_milli if request.fractional else request.gpus * GPU_MILLI
+    owner = "GPU's" if share_milli <= GPU_MILLI else "GPUs'"
+    if not request.gpus:
+        return FitReason("Unschedulable",
+                         f"a job without GPUs reserves no CPU or host memory on a GPU node ({why}), and no node "
+                         f"without GPUs has {asks}", details,
+                         "ask for at least one GPU, or run it where the inventory has a node without GPUs")
+    return FitReason("Unschedulable",
+                     f"each worker asks for {asks}, more than its {_n(share_milli)} {owner} part of any GPU node it fits on: "
+                     f"at most {most} ({why})", details,
+                     f"ask for at most {most} per worker, or for more GPUs per worker")
+
+
+def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flavor: Flavor,
+                  host_share: bool = True) -> tuple[float, float]:
     """Workers of ``request`` an empty ``node`` holds for ``flavor``: in all, and by its GPUs alone.
 
     ``inf`` where nothing limits (no GPUs asked for, or capacity not tracked).
@@ -454,6 +503,8 @@ def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flav
     if request.gpus:
         gpus = _flavor_gpus(state, node, flavor, request)
         by_gpus = gpus * (GPU_MILLI // request.gpu_milli) if request.fractional else gpus // request.gpus
+    if host_share and not within_host_share(state, node, request):
+        return 0.0, by_gpus  # more than its GPUs' part of the node's host (.host_share)
     limits = [by_gpus]
     if request.cpu_millis and spec.cpu_millis:
         limits.append(spec.cpu_millis // request.cpu_millis)

@@ -142,11 +142,12 @@ def _shape(ctx: CycleContext, req: ResourceRequest) -> tuple[tuple[Flavor, ...],
     """The request's flavors, why it can never fit (None: it may) and its first usable GPU model
     (``""``: none), memoised per request shape."""
     key = (req.gpus, req.gpu_milli, req.workers, req.gpu_models, req.min_memory_mib, req.mig_profile,
-           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else (), req.groups)
+           req.tolerations, tuple(req.node_selector.items()) if req.node_selector else (), req.groups,
+           req.cpu_millis, req.memory_mib)  # never_fits reads the host asks (red38 R4: one job's reason was another's)
     shape = ctx.shapes.get(key)
     if shape is None:
         flavors = ctx.placer.flavors(req)
-        shape = ctx.shapes[key] = (flavors, never_fits(req, flavors, ctx.state),
+        shape = ctx.shapes[key] = (flavors, never_fits(req, flavors, ctx.state, host_share=ctx.placer.config.host_share),
                                    next((f.model for f in flavors if f.pools), ""))
     return shape
 

@@ -99,9 +99,12 @@ def policy_profile(plugin: VectorScore, rng: np.random.Generator | None = None) 
     Args:
         plugin: the policy's score plugin (:func:`make_policy`).
         rng: random tie-break among equal best scores (None: first node in inventory order).
+
+    The paper's cluster puts CPU-only and CPU-heavy pods on GPU nodes, so the replay leaves
+    :attr:`~jupyter_sched.placement.placer.PlacementConfig.host_share` off.
     """
     return SchedulingProfile(name=plugin.name, placement=PlacementConfig(
-        scores={plugin.name: 1.0}, plugins=(plugin,), merge_flavors=True, ties=rng))
+        scores={plugin.name: 1.0}, plugins=(plugin,), merge_flavors=True, ties=rng, host_share=False))
 
 
 def request_of(shape: PodShape) -> ResourceRequest:

@@ -51,7 +51,7 @@ def test_the_profile_picks_the_placement_policy(case: Case) -> None:
 
 
 def test_a_fractional_job_follows_the_same_policy() -> None:
-    share = make_job("share", gpus=1, milli=500, cpu_millis=2000)
+    share = make_job("share", gpus=1, milli=500, cpu_millis=1500)  # at most half a GPU's part of cpu-poor (red38 R4)
     for fragmentation, want in (("", "cpu-rich"), ("fgd-balanced", "cpu-poor"), ("fgd-planned", "cpu-poor")):
         result = run_cycle(snapshot(NODES, [BUSY, share]), profile(fragmentation))
         assert [(a.allocation.node, len(a.allocation.gpu_uuids)) for a in result.admits] == [(want, 1)]

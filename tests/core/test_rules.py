@@ -1048,11 +1048,14 @@ def test_fifo_queue_sort_ignores_fair_share() -> None:
 
 
 def test_host_resources_block_with_a_reason_that_says_so() -> None:
-    nodes = [make_node(gpus=8, cpu_millis=4000, host_memory_mib=65536)]
+    # "r" reserves more than its GPU's part (2000 of 4000 on 2 GPUs): it ran before red38 R4 bounded that, and is
+    # adopted as it runs; "j" asks for its part and waits for it
+    nodes = [make_node(gpus=2, cpu_millis=4000, host_memory_mib=65536)]
     jobs = [running(make_job("r", gpus=1, cpu_millis=3000)), make_job("j", gpus=1, cpu_millis=2000)]
     reason = run_cycle(snapshot(nodes, jobs)).pending[0].reason
     assert reason.code == "WaitingForCapacity"
-    assert reason.message.startswith("7 A100-80GB GPUs free, but no node with 1 free GPU has 2000 millicores CPU")
+    assert reason.message.startswith("1 A100-80GB GPU free, but no node with 1 free GPU has 2000 millicores CPU"), \
+        reason.message
 
 
 def test_gpu_less_work_ignores_gpu_quota() -> None:
@@ -1102,10 +1105,11 @@ HOST_CASES = [
                  id="CPU and memory that fit different nodes but never one"),
     pytest.param(make_job("wide", gpus=8, cpu_millis=100_000), "each worker needs 100000 millicores CPU "
                  "(the largest node has 64000)", id="only nodes with enough GPUs count for the CPU check"),
-    pytest.param(make_job("gang", gpus=1, workers=2, cpu_millis=100_000), "needs 2 workers of 100000 millicores "
+    # a worker reserves at most its GPUs' part of a GPU node's host (red38 R4): 2 of big-cpu's 2 GPUs, 5 of big-mem's 8
+    pytest.param(make_job("gang", gpus=2, workers=2, cpu_millis=100_000), "needs 2 workers of 100000 millicores "
                  "CPU and 0 MiB host memory each, but the nodes can hold only 1 at once",
                  id="a gang whose workers fit one at a time but never together"),
-    pytest.param(make_job("gang2", gpus=2, workers=3, memory_mib=600_000), "the nodes can hold only 1 at once",
+    pytest.param(make_job("gang2", gpus=5, workers=2, memory_mib=600_000), "the nodes can hold only 1 at once",
                  id="memory limits a gang on the one node that has it"),
 ]
 

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from jupyter_sched.engine import ManualClock, SchedulerService
+from jupyter_sched.errors import UnschedulableError
 from jupyter_sched.executors.base import ExecutorEvent, ExecutorHandle
 from jupyter_sched.executors.runas import RunAs
 from jupyter_sched.model import Allocation, Inventory, Job, ResourceRequest
@@ -90,6 +91,7 @@ def test_a_200_pod_openb_slice_gets_identical_decisions_in_simulator_and_engine(
     service = SchedulerService(store=Store(sqlite_url(tmp_path / "sched.sqlite"), sqlite_synchronous="OFF"),
                                inventory=FixedInventory(inventory),
                                executor=PodExecutor(), clock=clock, ids=SequentialIds(), cycle_interval_s=3600.0)
+    refused: set[str] = set()
     for b in range(len(pods) // BATCH):
         clock.set(T0 + timedelta(seconds=EVERY_S * b))
         for p, req in list(zip(pods, requests, strict=True))[b * BATCH:(b + 1) * BATCH]:
@@ -97,7 +99,11 @@ def test_a_200_pod_openb_slice_gets_identical_decisions_in_simulator_and_engine(
                     "memory_mib": req.memory_mib, "command": ["sleep", "infinity"]}
             if req.gpu_models:
                 body["gpu_models"] = list(req.gpu_models)
-            service.submit(body, user="openb")
+            try:
+                service.submit(body, user="openb")
+            except UnschedulableError as e:  # the simulator rejects them too (outcome "rejected", compared below):
+                refused.add(p.name)  # openb's CPU-only and CPU-heavy pods ask more than their GPUs' part of a
+                assert e.field in ("cpu_millis", "memory_mib"), e  # node's host (red38 R4, placement/host_share.py)
         service.tick()
     jobs = service.list_jobs(user=None)
     engine_admits = {}
@@ -114,3 +120,4 @@ def test_a_200_pod_openb_slice_gets_identical_decisions_in_simulator_and_engine(
     sim_pending = set(res.jobs.loc[res.jobs["outcome"] == "pending", "name"])
     engine_pending = {j["name"] for j in jobs if j["state"] == "pending"}
     assert sim_pending == engine_pending
+    assert refused == set(res.jobs.loc[res.jobs["outcome"] == "rejected", "name"])
