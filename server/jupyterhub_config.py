@@ -17,7 +17,8 @@ c.JupyterHub.services = [
         # On Kubernetes: the Service of server/hub-service.yaml (the hub does not start it).
         "url": "http://jupyter-sched.jupyter-sched.svc.cluster.local:10101",
         "api_token": os.environ["JUPYTER_SCHED_HUB_TOKEN"],  # same value as secret jupyter-sched-hub/api-token
-        "oauth_no_confirm": True,
+        # no "oauth_no_confirm": users' servers reach the service with tokens; a browser that opens it is asked
+        # first (red38 R5: with it, a page on the hub's origin got a scheduler session in a hidden frame)
         "display": False,
     },
     # Without Kubernetes, let the hub start and supervise it instead of giving "url" alone. As root it
@@ -42,6 +43,12 @@ c.JupyterHub.services = [
     # connection and refuses another account's (red team 31, R3): root, the service's own account and "postgres"
     # are believed, others only when listed in c.SchedApp.db_server_uids.
 ]
+# Users who do not trust each other: each user's server and this service on an origin of its own (JupyterHub's
+# security overview; red38 R5). Without it the hub, every server and the service share one origin, and a page a
+# user serves from their own server (a kernelspec's resource file is sent as HTML) runs its script as the hub and
+# the service for whoever opens it: an admin who opens one acts as a scheduler admin. It needs a wildcard DNS name
+# (*.hub.example.org) and TLS certificate; the service's start-up log WARNs "one origin for the hub, …" without it.
+# c.JupyterHub.subdomain_host = "https://hub.example.org"
 # The hub's own API, which the service asks who each caller is (admin, groups): on a port below 1024 too. On
 # 8081 (the default, any account may bind it while the hub restarts) the service and users' servers refuse a
 # connection another account accepted (red team 31, R4); a hub that runs as its own account, not root, is

@@ -103,6 +103,7 @@ from .liveness import (
 from .lookalike_names import LookalikeNames, lookalike_refusal
 from .membership import hub_caller_of
 from .offboard import Offboarding, unconfirmed_warning
+from .origins import origin_line
 from .refusals import REFUSED_TOKEN_PATH, SQUAT_REPORT_PATH, RefusedTokenHandler, SquatReportHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
@@ -368,6 +369,8 @@ class HubSchedApp(SchedApp):
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
         # a password-less local PostgreSQL under users' jobs (H5): said by SchedApp's start (startup_checks)
+        warn, said = origin_line(os.environ)  # one origin for every server and this service (red38 R5)
+        (self.log.warning if warn else self.log.info)("jupyter_sched: %s", said)
         if self.executor == "local":
             # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said
             # before the run-as checks, which may refuse the start

@@ -154,9 +154,26 @@ export function skippedText(d: Pick<Definition, 'skipped' | 'timezone'>, now: Da
 /** The most missed firings a run counts (jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL). */
 const MISSED_SHOWN_CAP = 1000;
 
-/** What an empty "Notebook or script" field is told, before anything is sent (new user 16, N4). */
-export const REQUIRED_PATH = 'Notebook or script: required — give the path of a notebook or script from the server root, ' +
-  'e.g. reports/daily.ipynb';
+/** What an empty "Notebook or script" field is told, before anything is sent (new user 16, N4; newuser38 n22). */
+export const REQUIRED_PATH = 'Notebook or script: required — give the notebook or script to run (a path from the file ' +
+  'browser, from the server root, e.g. reports/daily.ipynb)';
+
+/**
+ * What the form says of its "GPUs per run" before anything is sent, or null when it is a number of GPUs: the
+ * Submit form's words (newuser38 n22: -1 was stopped only by the browser's own bubble, and an emptied field was
+ * sent as 0 GPUs without a word).
+ */
+export function gpusPerRunProblem(text: string): string | null {
+  const gpus = Number(text);
+  if (text.trim() === '' || !isFinite(gpus)) {
+    return `GPUs per run must be a number (got "${text}"). Use a whole number such as 1 or 4, a fraction below 1 such ` +
+      'as 0.5, or 0 for CPU-only runs.';
+  }
+  if (gpus < 0) {
+    return `GPUs per run must be >= 0 (got ${text.trim()}). Use 0 for CPU-only runs or a positive number of GPUs.`;
+  }
+  return null;
+}
 
 /** The form's label of each field a refusal may name (the API speaks JSON names). */
 const DEFINITION_LABELS: Record<string, string> = {
@@ -626,11 +643,17 @@ export class DefinitionsView extends Widget {
       event.preventDefault();
       const file = path.value.trim();
       pathNote.textContent = '';
-      if (!file) {
+      // every field the form can judge is said at once, each beside its field or by Save, before anything is
+      // sent; the browser's own checks are off (noValidate) so none stops Save with a bubble of its own (n22)
+      const gpusProblem = gpusPerRunProblem(gpus.value);
+      path.setAttribute('aria-invalid', String(!file));
+      gpus.setAttribute('aria-invalid', String(gpusProblem !== null));
+      formError.textContent = gpusProblem ?? '';
+      if (!file || gpusProblem) {
         // refused here, beside the field it names: an empty path joined onto the server root was sent as the
         // root folder and refused as "not a .ipynb file" (new user 16, N4)
-        pathNote.textContent = REQUIRED_PATH;
-        path.focus();
+        pathNote.textContent = file ? '' : REQUIRED_PATH;
+        (file ? gpus : path).focus();
         return;
       }
       const root = PageConfig.getOption('serverRoot');
@@ -642,7 +665,7 @@ export class DefinitionsView extends Widget {
           [file.endsWith('.py') ? 'script' : 'notebook']: absolute,
           schedule: cron.value.trim() || null,
           timezone: tz.value.trim() || 'UTC',
-          gpus: Number(gpus.value || 0),
+          gpus: Number(gpus.value),
           parameters: parseParameters(params.value)
         };
         Object.assign(body, requestFields({ model: gpuModel.value, team: team.value, priority: priority.value, noPreempt: noPreempt.checked },
@@ -679,7 +702,7 @@ export class DefinitionsView extends Widget {
     // as data of unknown meaning; the names were only in tooltips)
     const form = h(
       'form',
-      { class: 'jp-sched-defs-form', onsubmit: submit, oninput: () => (formError.textContent = '') },
+      { class: 'jp-sched-defs-form', novalidate: true, onsubmit: submit, oninput: () => (formError.textContent = '') },
       h('div', { class: 'jp-sched-defs-row' }, field('Name', name), field('Notebook or script', path)),
       pathNote,
       h('div', { class: 'jp-sched-defs-row' }, field('Cron schedule', cron), field('Time zone', tz),
