@@ -89,6 +89,13 @@ def say_started(app: Any) -> None:
         app.log.info("jupyter_sched: %s", describe_migration(migrated[0] - 1 if migrated else latest_version(), migrated))
     if said := database_warning(getattr(app.services, "store", None), executor=str(app.executor)):
         app.log.warning("jupyter_sched: database: %s", said)
+    ctx = getattr(getattr(app.services, "jobs", None), "ctx", None)
+    if ctx is not None and ctx.profiles:  # a profile no node can hold: said once here (newuser38 n28)
+        from ..model.profiles import profiles_past_the_nodes
+
+        largest = max((len(node.gpus) for node in ctx.inventory().nodes), default=0)
+        for line in profiles_past_the_nodes(ctx.profiles, largest):
+            app.log.warning("jupyter_sched: %s", line)
 
 
 def database_warning(store: Any, *, executor: str) -> str | None:

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ValidationError
+from ..errors import SchedError, UnschedulableError, ValidationError
 
-__all__ = ["Profile", "profiles_from_config"]
+__all__ = ["Profile", "from_profile", "profiles_from_config", "profiles_past_the_nodes"]
 
 _PROFILE_KEYS = frozenset({
     "gpus", "model", "gpu_models", "mem_per_gpu", "min_memory_mib", "mig_profile", "nvlink",
@@ -33,6 +33,47 @@ class Profile:
     name: str
     description: str = ""
     defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+def from_profile(err: SchedError, body: Mapping[str, Any], profiles: Mapping[str, Profile] | None) -> SchedError:
+    """``err`` (can never fit the inventory) said of the profile when the value it refuses came from the profile
+    named in ``body``, not from the body itself (newuser38 n28: ``--profile bert`` of a 99-GPU profile was "--gpus: needs 99 GPUs … ask for
+    at most 4 GPUs", blaming an option never typed): field ``profile``, the message opening with the profile's
+    name and the value it sets, the hint naming the admin's fix and the override. Changed in place (class,
+    details and audit mark stay); ``err`` as it is otherwise."""
+    name = body.get("profile")
+    profile = (profiles or {}).get(name) if isinstance(name, str) else None
+    nested = body.get("resources")
+    typed = {**(nested if isinstance(nested, Mapping) else {}), **body}
+    field_ = err.field or ""
+    if not isinstance(err, UnschedulableError) or profile is None or field_ not in profile.defaults or \
+            typed.get(field_) is not None:
+        return err  # a quota's refusal is the caller's, whatever asked the GPUs (case 030: one decision)
+    value = profile.defaults[field_]
+    said = f"profile {name!r} sets {field_} {value}"
+    err.details = {**(err.details or {}), "from_profile": said}  # a client re-rendering details.reason keeps it
+    err.message = f"{said}: {err.message}"
+    err.hint = (f"ask an admin to fix c.SchedApp.profiles[{name!r}], or give {field_} yourself to override it"
+                + (f" ({err.hint})" if err.hint else ""))
+    err.field = "profile"
+    err.args = (err.message,)
+    return err
+
+
+def profiles_past_the_nodes(profiles: Mapping[str, Profile], largest_node_gpus: int) -> list[str]:
+    """One sentence per profile whose GPUs per worker are more than the largest node has (newuser38 n28: a
+    99-GPU profile on a 4-GPU host was taken silently, and every ``--profile`` of it refused): said at start.
+    ``largest_node_gpus``: the GPUs of the largest node (0: no GPUs here; nothing is said then — the start says so)."""
+    said = []
+    for name, profile in sorted(profiles.items()):
+        gpus = profile.defaults.get("gpus")
+        if largest_node_gpus < 1 or isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or \
+                gpus <= largest_node_gpus:
+            continue
+        said.append(f"c.SchedApp.profiles[{name!r}] asks for {gpus:g} GPUs per worker but the largest node has "
+                    f"{largest_node_gpus}: every job of --profile {name} is refused until it asks for at most "
+                    f"{largest_node_gpus} (or the job gives gpus itself)")
+    return said
 
 
 def profiles_from_config(raw: Mapping[str, Any]) -> dict[str, Profile]:

@@ -35,6 +35,7 @@ from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityCla
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
+from ..model.profiles import from_profile
 from ..model.units import dated_from, format_duration, parse_memory_mib, parse_utc, parse_window
 from ..model.validation import MAX_GPUS, TOO_MANY_GPUS, as_sent, no_limit_note, sent_value
 from ..queues.limits import TimeLimitRule, effective_limit, queue_max, queue_of, run_limit
@@ -459,8 +460,9 @@ class JobsService:
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
             self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
-        except SchedError as err:  # the field as sent: "queue", not the job's "team" (new user 13, N2)
-            raise as_sent(err, request.body()) from None
+        except SchedError as err:  # the field as sent: "queue", not the job's "team" (new user 13, N2); a
+            # profile's value said as the profile's (newuser38 n28)
+            raise from_profile(as_sent(err, request.body()), request.body(), self.ctx.profiles) from None
         return job
 
     def _request_notes(self, spec: JobSpec, request: SubmitJobRequest, inv: Inventory,
@@ -1089,8 +1091,8 @@ class JobsService:
         try:
             self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=self.ctx.clock.now(),
                                          request="dry run", fit=False)
-        except SchedError as err:  # the field as sent (new user 13, N2)
-            raise as_sent(err, sent) from None
+        except SchedError as err:  # the field as sent (new user 13, N2), a profile's as the profile's (newuser38 n28)
+            raise from_profile(as_sent(err, sent), sent, self.ctx.profiles) from None
         notes.extend(self._request_notes(spec, request, inv, quotas, caller.teams))  # the submit's own notes (newuser31 n13)
         base = engine.snapshot()
         snapshot = replace(base, inventory=inv, jobs=(*base.jobs, job))

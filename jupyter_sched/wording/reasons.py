@@ -1604,4 +1604,6 @@ def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | No
             message = message[len(field) + 2:]
         return one_gpu(message), one_gpu(hint) if hint else hint
     text = render_reason(reason, never=True)
+    if isinstance(said := (details or {}).get("from_profile"), str):  # a profile's value (newuser38 n28)
+        return f"{said}: {text.summary}", hint or text.unblock
     return text.summary, text.unblock or hint
