@@ -801,10 +801,14 @@ def _hub_service_here(choice: StoreChoice) -> str:
     services = [s for s in others(me_pid=os.getpid()) if s.kind == "jupyter-sched serve"]
     if not services:
         return ""
-    first = services[0]
-    return (f"this checked {getpass.getuser()}'s embedded default store, but `jupyter-sched serve` of {first.user} "
-            f"(pid {first.pid}, {first.url}) runs on this host with the store it was given (${ENV_DB_URL_FILE} or "
-            f"${ENV_DB_URL} in its environment, e.g. the hub config's services entry) — check that one with "
+    # each one: with several, the admin may mean any (newuser38 n29: the second of two was not named)
+    named = [f"{s.user} (pid {s.pid}, {s.url})" for s in services]
+    said = (f"`jupyter-sched serve` of {named[0]} runs" if len(named) == 1 else
+            f"{len(named)} `jupyter-sched serve` run: of {', of '.join(named)}, each")
+    return (f"this checked {getpass.getuser()}'s embedded default store, but {said} on this host with the store "
+            f"it was given (${ENV_DB_URL_FILE} or "
+            f"${ENV_DB_URL} in its environment, e.g. the hub config's services entry) — check "
+            f"{'that one' if len(named) == 1 else 'the one you mean'} with "
             f"`{ENV_DB_URL_FILE}=FILE jupyter-sched doctor` or `jupyter-sched doctor --db URL` (a URL without a "
             "password)")
 
