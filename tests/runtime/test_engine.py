@@ -596,11 +596,12 @@ def test_a_worker_bigger_than_every_node_is_refused_at_submit_naming_cpu(sqlite_
         svc.submit({"gpus": 1, "cpu": 8, "memory": "2048GiB", "command": ["true"]}, user="ana")
     assert info.value.field == "memory" and info.value.hint == \
         "ask for at most 64000 millicores CPU and 262144 MiB host memory per worker"
-    with pytest.raises(UnschedulableError) as info:   # one worker fits node b; two never fit together
+    # a worker reserves at most its GPUs' part of a GPU node's CPUs (red38 R4): 1 GPU of b's 2, 32 of its 64 cores
+    with pytest.raises(UnschedulableError) as info:
         svc.submit({"gpus": 1, "workers": 2, "cpu": 40, "command": ["true"]}, user="ana")
-    assert info.value.field == "workers" and "can hold only 1 at once" in str(info.value)
+    assert info.value.field == "cpu" and "at most 32000 millicores CPU" in str(info.value), info.value
     assert svc.list_jobs(user=None) == []   # nothing refused was stored
-    fits = svc.submit({"gpus": 1, "cpu": 48, "command": ["true"]}, user="ana")
+    fits = svc.submit({"gpus": 1, "cpu": 32, "command": ["true"]}, user="ana")
     assert fits["state"] == "pending"
 
 
