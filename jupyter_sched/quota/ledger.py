@@ -29,7 +29,7 @@ Mutations are journalled; :meth:`QuotaLedger.what_if` undoes a trial (STYLE §2)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +161,10 @@ class QuotaLedger(Journaled):
         # admissions that borrow share one answer per (borrowed, within guarantee): frozen, so shareable
         self._borrowing: dict[tuple[int, bool], QuotaCheck] = {}
         self._journal: list[tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]] | None = None
+        self.held_away: Callable[[], Mapping[tuple[str, str | None, str], int]] | None = None
+        """Per team line, the milli-GPUs its shares keep from others beyond what they ask (GPUs only its
+        shares occupy count whole: :func:`~jupyter_sched.scheduling.preempt.candidates.held_away`, set by the
+        cycle when shares exist; red team 38 R3). Every check counts them as used, as reclaim does."""
         for q in quotas.quotas:
             line = self._line(q)
             self.lines[line.key] = line
@@ -260,31 +264,45 @@ class QuotaLedger(Journaled):
         return capacity
 
     # ------------------------------------------------------------------ checks
-    def check(self, team: str, user: str, model: str, milli: int) -> QuotaCheck:
-        """May ``milli`` more milli-GPUs of ``model`` be charged to ``team``/``user``?"""
+    def check(self, team: str, user: str, model: str, milli: int, team_milli: int | None = None,
+              away: Mapping[tuple[str, str | None, str], int] | None = None) -> QuotaCheck:
+        """May ``milli`` more milli-GPUs of ``model`` be charged to ``team``/``user``?
+
+        A team line counts as used its usage plus what its shares hold away (:attr:`held_away`), and
+        ``team_milli`` (default ``milli``) is what the admission adds there: a share opening a GPU only
+        its team's shares occupy adds that whole GPU, one packed beside them adds nothing more (red
+        team 38 R3); ``away`` is :attr:`held_away` as read before that share was placed. User lines
+        count ``milli``."""
         if not self.enabled or milli <= 0:
             return _OK  # GPU-less work never counts against GPU quota
         borrowed = 0
         within = True
         usage = self.usage
+        if away is None:
+            away = self.held_away() if self.held_away is not None else _NONE
+        cost = milli if team_milli is None else team_milli
         over: list[Line] | None = None
         lines = self._cache.get((team, user, model))  # applicable()'s memo read inline (hot path)
         for line in lines if lines is not None else self.applicable(team, user, model):
             key = line.key
-            used = usage.get(key, 0)
-            after = used + milli
+            if key[1] is None:  # a team line: what it takes above the guarantee is borrowed
+                used = usage.get(key, 0) + away.get(key, 0) if away else usage.get(key, 0)
+                after = used + cost
+            else:
+                used = usage.get(key, 0)
+                after = used + milli
             if line.ceiling is not None and after > line.ceiling:
                 if over is None:
                     over = []
                 over.append(line)
                 continue
-            if key[1] is None:  # a team line: what it takes above the guarantee is borrowed
+            if key[1] is None:
                 guaranteed = line.guaranteed
                 if after > guaranteed:
                     within = False
                     borrowed = max(borrowed, after - guaranteed - max(0, used - guaranteed))
         if over:
-            return self._refused(over, milli, user, model)
+            return self._refused(over, milli, user, model, cost, away)
         if not borrowed and within:
             return _OK
         check = self._borrowing.get((borrowed, within))
@@ -292,26 +310,45 @@ class QuotaLedger(Journaled):
             check = self._borrowing[(borrowed, within)] = QuotaCheck(ok=True, borrowed=borrowed, within_guarantee=within)
         return check
 
-    def _refused(self, over: list[Line], milli: int, user: str, model: str) -> QuotaCheck:
+    def used(self, key: tuple[str, str | None, str]) -> int:
+        """Milli-GPUs the line counts as used: its usage, and for a team line what its shares hold away."""
+        used = self.usage.get(key, 0)
+        if key[1] is None and self.held_away is not None:
+            used += self.held_away().get(key, 0)
+        return used
+
+    def _refused(self, over: list[Line], milli: int, user: str, model: str, cost: int,
+                 away: Mapping[tuple[str, str | None, str], int]) -> QuotaCheck:
         """The binding line among those ``milli`` would exceed — the one with the least room (a user's
         own cap before the team's quota on a tie) — with its numbers and the rule it is (issue 16:
         the reason names the rule that applies, user cap or team quota). ``user`` on a GPU of
         ``model`` asked: an unlisted line's details say what its words need for that reader there
         (verify20 V3, V6): ``covered`` (the team's team-line models), ``members`` (users with lines
         of their own), ``excepted`` (those whose lines apply there), ``asker`` and ``own_models``
-        (``user``'s own line models in the team, none applying there) and ``member_models``."""
+        (``user``'s own line models in the team, none applying there) and ``member_models``. On a
+        team line ``cost`` is what the admission adds and ``away`` what shares hold whole (red team 38
+        R3: ``held_whole``, and ``share`` the fraction asked when the two differ)."""
         usage = self.usage
-        line = min(over, key=lambda ln: ((ln.ceiling or 0) - usage.get(ln.key, 0), ln.user is None))
-        used = usage.get(line.key, 0)
+
+        def used_of(ln: Line) -> int:
+            return usage.get(ln.key, 0) + (away.get(ln.key, 0) if ln.user is None else 0)
+
+        line = min(over, key=lambda ln: ((ln.ceiling or 0) - used_of(ln), ln.user is None))
+        used = used_of(line)
+        asked = cost if line.user is None else milli
         bl = line.borrowing_limit
         code = "ExceedsQuota" if line.user is not None or bl == 0 else "BorrowingLimitReached"
         rule = "user cap" if line.user is not None else ("team quota" if bl == 0 else "team borrowing limit")
         assert line.ceiling is not None
         details: dict[str, Any] = {
             "team": line.team, "user": line.user, "model": line.model, "rule": rule,
-            "requested": _gpus(milli), "quota": _gpus(line.ceiling), "guaranteed": _gpus(line.guaranteed),
+            "requested": _gpus(asked), "quota": _gpus(line.ceiling), "guaranteed": _gpus(line.guaranteed),
             "borrowing_limit": None if bl is None else _gpus(bl),
             "used": _gpus(used), "available": _gpus(max(0, line.ceiling - used))}
+        if line.user is None and away.get(line.key):
+            details["held_whole"] = _gpus(away[line.key])  # of "used": the free rest of GPUs only its shares hold
+        if asked != milli:
+            details["share"] = _gpus(milli)  # the fraction asked, charged as ``requested`` (a GPU of its own)
         if line.unlisted:  # the scope has no quota line (red team 19 R3, red team 20 R2)
             details.update(unlisted=True, covered=list(line.covered), members=list(line.members),
                            excepted=line.members_on([model], but=user))
@@ -323,7 +360,7 @@ class QuotaLedger(Journaled):
         others = [ln for ln in over if ln is not line]
         if others:
             details["also_exceeds"] = [{"team": ln.team, "user": ln.user, "model": ln.model,
-                                        "quota": _gpus(ln.ceiling or 0), "used": _gpus(usage.get(ln.key, 0))}
+                                        "quota": _gpus(ln.ceiling or 0), "used": _gpus(used_of(ln))}
                                        for ln in others]
         return QuotaCheck(ok=False, code=code, line=line.key, within_guarantee=False, details=details)
 
@@ -344,9 +381,11 @@ class QuotaLedger(Journaled):
         if not self.enabled or milli <= 0:
             return False
         usage = self.usage
+        away = self.held_away() if self.held_away is not None else _NONE
         lines = self._cache.get((team, user, model))
         for line in lines if lines is not None else self.applicable(team, user, model):
-            if line.key[1] is None and usage.get(line.key, 0) + milli > line.guaranteed:
+            key = line.key
+            if key[1] is None and usage.get(key, 0) + (away.get(key, 0) if away else 0) + milli > line.guaranteed:
                 return True
         return False
 
@@ -423,6 +462,7 @@ class QuotaLedger(Journaled):
             self._apply(job_id, entry, -1 if op == "charge" else +1)
 
 _OK = QuotaCheck(ok=True)
+_NONE: Mapping[tuple[str, str | None, str], int] = {}
 
 
 def line_applies(line_model: str, gpu_model: str) -> bool:

@@ -10,7 +10,7 @@ admits the job; otherwise each flavor's outcome is kept for the pending reason.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..model.units import gpus_phrase, said_time
 from ..placement.placer import Flavor, Placement
 from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
+from ..preemption.reclaim_rules import LineKey
 from ..queues.limits import effective_limit, run_limit
 from ..wording.reasons import ELECTED_NOTE
 from . import ports
@@ -28,6 +29,7 @@ from .eta import predicted_start_of, provisional
 from .gates import borrow_window_closed
 from .owed import owed_outcome
 from .reasons import FlavorOutcome
+from .share_charge import share_cost
 from .snapshot import Admit, AuditRecord
 
 __all__ = ["admit_on_flavors", "admit_placed", "keep_off", "placed_around", "room_held", "try_flavor"]
@@ -53,7 +55,12 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
     """Admit ``job`` on ``flavor`` (the placement) or say why not (the flavor's outcome)."""
     spec = job.spec
     milli = req.total_milli
-    check = ctx.quota.check(spec.team, spec.user, flavor.model, milli)
+    # a share is charged what it adds to its team's use as reclaim counts it (red team 38 R3): at least
+    # nothing (packed beside its team's shares), settled once it is placed
+    held = ctx.quota.held_away
+    away = held() if held is not None and req.gpu_milli < GPU_MILLI else None
+    team_milli = _least_share_cost(ctx, job, flavor.model, away) if away is not None else None
+    check = ctx.quota.check(spec.team, spec.user, flavor.model, milli, team_milli)
     closed: tuple[str, str, dict[str, Any]] | None = None
     blocked_by: Reservation | None = None
     if check.ok and flavor.pools:
@@ -70,6 +77,13 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                 return None, outcome
         elif closed is None:
             placement, backfill, blocked_by = _place(ctx, job, req, flavor)
+            if placement is not None and away is not None:  # what it adds, counted on the use before it
+                check = ctx.quota.check(spec.team, spec.user, flavor.model, milli, share_cost(
+                    ctx, job.id, [ln.key for ln in ctx.quota.applicable(spec.team, spec.user, flavor.model)
+                                  if ln.user is None]), away)
+                if not check.ok:  # it opens a GPU of its own: that whole GPU is above the line
+                    ctx.state.release(job.id)
+                    placement = None
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
                 if ctx.headroom:
@@ -114,6 +128,15 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                             "reservation": res.eta.isoformat() if res.eta else None,
                             **({"reserved_for_elected": True} if elected else {})}
     return None, outcome
+
+
+def _least_share_cost(ctx: CycleContext, job: Job, model: str, away: Mapping[LineKey, int]) -> int | None:
+    """The least a share of ``job`` may add to its team lines before it is placed: nothing where its
+    team's shares already hold part of a GPU away (``away``: it may pack there), else its fraction (None)."""
+    if away and any(away.get(ln.key) for ln in ctx.quota.applicable(job.spec.team, job.spec.user, model)
+                    if ln.user is None):
+        return 0
+    return None
 
 
 def room_held(ctx: CycleContext, job: Job, model: str, milli: int) -> Headroom | None:

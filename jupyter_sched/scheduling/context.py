@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..backfill.easy import Headroom, Reservation
@@ -318,6 +319,11 @@ class CycleContext:
         # .preempt.refusals: what a team's guarantee lends and who holds the rest (_lending), per (team,
         # model, quota version, quota lines, share version); who holds the rest said per their numbers
         self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None] | None] = {}
+        # every quota check counts what a team's shares hold away, as reclaim does (red team 38 R3)
+        self.quota.held_away = None
+        if self.shares_held:
+            from .preempt.candidates import held_away  # the package imports this module
+            self.quota.held_away = partial(held_away, self)
         self.holders_said: dict[tuple[object, ...], tuple[str, str]] = {}
         # .preempt.refusals._held_by: per team, the kinds holding its GPUs (is a lease?), read once a cycle
         self.held_kinds: dict[str, set[bool]] | None = None

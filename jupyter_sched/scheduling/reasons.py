@@ -90,9 +90,22 @@ def _quota_sentence(o: FlavorOutcome, first: bool, asker: str = "job") -> str:
         limit = gpus_phrase(_add(q.get("guaranteed"), q.get("borrowing_limit")), model.strip())
         return (f"{who} would use {gpus_phrase(_add(q.get('used'), q.get('requested')), model.strip())}, above its "
                 f"limit of {limit} (guaranteed {_add(q.get('guaranteed'), 0)} + borrowing limit "
-                f"{_add(q.get('borrowing_limit'), 0)})")
+                f"{_add(q.get('borrowing_limit'), 0)})" + _held_whole(q))
     return (f"{who} has {q.get('available')} of {gpus_phrase(q.get('quota'), model.strip())} free "
-            f"({q.get('used')} in use), {asker} needs {q.get('requested')}")
+            f"({q.get('used')} in use), {asker} needs {q.get('requested')}" + _held_whole(q))
+
+
+def _held_whole(q: Mapping[str, Any]) -> str:
+    """``; a GPU only teamc's shares hold counts whole (this 0.1 GPU share would take one of its own; 1.8 GPUs
+    of the 2 in use are such GPUs' unused rest)`` — why a share is charged more than it asks (red team 38 R3)."""
+    share, rest = q.get("share"), q.get("held_whole")
+    if share is None and not rest:
+        return ""
+    parts = [f"this {gpus_phrase(share)} share would take one of its own"] if share is not None else []
+    if rest:
+        parts.append(f"{gpus_phrase(rest)} of the {_add(q.get('used'), 0)} in use "
+                     f"{'is' if rest <= 1 else 'are'} such GPUs' unused rest")
+    return f"; a GPU only {q.get('team')}'s shares hold counts whole ({'; '.join(parts)})"
 
 
 def _unlisted_sentence(o: FlavorOutcome, asker: str) -> str:

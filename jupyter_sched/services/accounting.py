@@ -21,6 +21,7 @@ from ..errors import SchedError, ValidationError
 from ..model import Budget, Job, JobState, Quota, QuotaSet
 from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_window, to_iso
+from ..quota.held_whole import team_milli_held
 from ..quota.ledger import line_applies
 from ..store import StoreTx
 from ..wording.quota import quota_text
@@ -374,9 +375,11 @@ class AccountingService:
         kept = self._team_held.get(team)
         if kept is not None and kept[0] == version and version >= 0:
             return kept[1]
-        total = sum(len(r.job.allocation.all_gpu_uuids()) * r.job.allocation.gpu_milli
-                    for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
-                    if r.job.allocation is not None and r.job.spec.team == team) / 1000
+        # a GPU only the team's shares occupy counts whole, as admission and reclaim count it (red38 R3)
+        total = team_milli_held(((r.job.spec.team, uuid, r.job.allocation.gpu_milli)
+                                 for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
+                                 if r.job.allocation is not None for uuid in r.job.allocation.all_gpu_uuids()),
+                                team) / 1000
         if len(self._team_held) >= _HELD_USERS and team not in self._team_held:
             self._team_held.clear()
         self._team_held[team] = (version, total)

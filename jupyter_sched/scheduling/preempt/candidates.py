@@ -249,13 +249,15 @@ def held_away(ctx: CycleContext) -> dict[LineKey, int]:
     use: the free rest of each GPU on which that line's jobs are the only holders (red team 15
     R5: four tenths of teamb, one per GPU, left no whole GPU for teama's guarantee).
 
-    How quota treats a shared GPU (one rule, DESIGN.md *Reclaim*): admission, usage and fair
-    share charge a fraction as what it asks (0.1 GPU is 0.1 of the team's quota), but for
-    *reclaim* a GPU that only one team's shares occupy counts as a whole GPU held by that team
-    (Run:ai charges a shared GPU to its holder the same way). So a team whose shares spread over
-    more GPUs than it is guaranteed is borrowing those GPUs, and a within-guarantee whole-GPU job
-    of another team may reclaim the fewest shares that free a GPU for it; a team keeps, whole,
-    as many shared GPUs as it is guaranteed.
+    How quota treats a shared GPU (one rule, DESIGN.md *Reclaim*): a GPU that only one team's shares
+    occupy counts as a whole GPU held by that team (Run:ai charges a shared GPU to its holder the
+    same way) — for reclaim, and for admission: every quota check counts a team line's usage plus
+    this (:attr:`~jupyter_sched.quota.QuotaLedger.held_away`, what a share adds: :func:`..share_charge.share_cost`;
+    red team 38 R3: 0.1-GPU shares asking 70 GiB each took a GPU of their own, three GPUs held on a
+    borrowing limit of one, charged 0.3). Shares packed on one GPU charge their fractions of it (4 x
+    0.25 = 1 GPU). So a team whose shares spread over more GPUs than it is guaranteed is borrowing
+    those GPUs, and a within-guarantee whole-GPU job of another team may reclaim the fewest shares
+    that free a GPU for it; a team keeps, whole, as many shared GPUs as it is guaranteed.
 
     Worked out once per :attr:`~jupyter_sched.placement.state.ClusterState.share_version` — it reads
     only the shares on GPUs and those GPUs' free rest, which whole-GPU admissions leave alone (issue

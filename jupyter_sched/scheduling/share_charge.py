@@ -1,0 +1,51 @@
+"""What a share adds to its team's quota lines as admission and reclaim count them (red team 38 R3).
+
+The rule is :func:`.preempt.candidates.held_away`'s: a GPU only one team's shares occupy counts as a whole
+GPU held by that team. :func:`share_cost` says what one admission of a share adds to that count, so the
+quota check (:meth:`~jupyter_sched.quota.QuotaLedger.check`, ``team_milli``) charges a share that opens a
+GPU of its own the whole GPU, and one packed beside its team's shares nothing more than they hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..preemption.reclaim_rules import LineKey
+from .context import CycleContext
+
+__all__ = ["share_cost"]
+
+
+def share_cost(ctx: CycleContext, job_id: str, lines: Iterable[LineKey]) -> int:
+    """Milli-GPUs the holding ``job_id`` has just taken (not yet charged) adds to a team line among
+    ``lines`` as :func:`.preempt.candidates.held_away` counts it — usage plus what it holds away; the most over the lines
+    (red team 38 R3). A whole GPU adds itself; a share adds, per GPU: the whole GPU when it is the only
+    share there (it opened it: its fraction and the rest it keeps from other teams), nothing when
+    every other share there is charged to the line (its fraction comes out of the rest already
+    counted), else its fraction."""
+    st = ctx.state
+    holding = st.holdings.get(job_id)
+    if holding is None:
+        return 0
+    share_holders, fresh_shares, charges = ctx.share_holder_set, ctx.fresh_shares, ctx.quota.charges
+    worst = 0
+    for key in lines:
+        cost = 0
+        for g, milli in holding.gpus:
+            if milli >= 1000:
+                cost += milli
+                continue
+            rest = st.free_milli[g] if st.placeable[g] else 0  # the rest held_away counts for its team lines
+            alone, packed = True, True
+            for holder in st.gpu_shares.get(g, ()):
+                if holder == job_id or (holder not in share_holders and holder not in fresh_shares):
+                    continue  # itself; a whole-GPU job, a reservation mask: not a share
+                alone = False
+                entry = charges.get(holder)
+                packed = packed and entry is not None and key in entry[0]
+            if alone:
+                cost += milli + rest
+            elif not packed or not st.placeable[g]:
+                cost += milli
+        worst = max(worst, cost)
+    return worst
