@@ -173,6 +173,8 @@ class Admission:
         self.refusals = refusals
         self.run_as_check: Callable[[Job], None] | None = None
         self.account_said: Any = None
+        self.group_order: Callable[[str, Sequence[str]], Sequence[str]] | None = None
+        """Hub mode: a user's groups in join order (the first is their default team, newuser38 N3), or None."""
         """Hub mode, local executor: :class:`~jupyter_sched.hub.account_said.AccountSaid` (``GET me``'s
         ``jobs_cannot_run``, newuser38 n16), or None."""
         """Set by the hub (local executor): raises a SchedError when a job of ``job.spec.user``
@@ -185,7 +187,8 @@ class Admission:
         Never fails on quota configuration: membership is read, never validated against the
         inventory (a drained node must not lock users out, issue 15 item 6).
         """
-        return resolve_caller(user, admin=admin, groups=groups, quotas=self._quota_set(), policy=self.policy)
+        return resolve_caller(user, admin=admin, groups=groups, quotas=self._quota_set(), policy=self.policy,
+                              group_order=self.group_order)
 
     def admit_job(self, caller: Caller, job: Job, *, inventory: Inventory, quotas: QuotaSet, now: datetime,
                   request: str, fit: bool = True) -> None:

@@ -28,7 +28,7 @@ policy allows (``normal`` and its list: the core holds any other class; verify 2
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -216,7 +216,8 @@ def known_teams(quotas: QuotaSet) -> frozenset[str]:
 
 
 def resolve_caller(user: str, *, admin: bool, quotas: QuotaSet, policy: AdmissionPolicy,
-                   groups: Sequence[str] | None = None) -> Caller:
+                   groups: Sequence[str] | None = None,
+                   group_order: Callable[[str, Sequence[str]], Sequence[str]] | None = None) -> Caller:
     """The :class:`Caller` of ``user`` (see the module docstring for the order of teams).
 
     Args:
@@ -227,11 +228,13 @@ def resolve_caller(user: str, *, admin: bool, quotas: QuotaSet, policy: Admissio
             config's, read here only through the store).
         groups: hub groups in hub mode (then the only teams: stored ``user_teams`` and team policies'
             ``members`` are not read); None when embedded.
+        group_order: ``(user, groups) -> groups`` in the user's join order (hub mode:
+            :class:`~jupyter_sched.hub.default_team.TeamOrder`, newuser38 N3); None: alphabetical.
     """
     teams: list[str] = []
     if groups is not None:
         known = known_teams(quotas)
-        ordered = sorted(groups)
+        ordered = list(group_order(user, groups)) if group_order is not None else sorted(groups)
         teams += [g for g in ordered if g in known] + [g for g in ordered if g not in known]
     else:
         teams += quotas.user_teams.get(user, ())

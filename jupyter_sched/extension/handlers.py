@@ -92,6 +92,9 @@ class MeHandler(SchedHandler):
                 text = await self.call(said, answer.user)
             if text:
                 answer = answer.model_copy(update={"jobs_cannot_run": text})
+        order = getattr(self.sched, "team_order", None)  # hub mode: a group joined or left (newuser38 N3)
+        if order is not None and answer is not None and (note := order.note(answer.user, self.services.clock.now())):
+            answer = answer.model_copy(update={"team_note": note})
         self.reply(answer)
 
 

@@ -333,6 +333,11 @@ class HubSchedApp(SchedApp):
         self.offboarding = Offboarding(grace_s=self.removed_user_grace_s,
                                        caller_of=hub_caller_of(self.services, lambda: self.admin_users))
         self.offboarding.on_models = self._seen_models  # a group change drops the cached groups at once (red19 R2)
+        from .default_team import TeamOrder
+
+        self.team_order = TeamOrder(record=self._record_team_order)  # default team = first joined (newuser38 N3)
+        if hasattr(self.services, "admission"):
+            self.services.admission.group_order = self.team_order.order
         self._offboarding = False
         if hasattr(self.services, "set_held_users"):  # pending work of users the hub no longer lists (R9)
             self.services.set_held_users(self.offboarding.held, self.offboarding.removed_groups)
@@ -342,6 +347,7 @@ class HubSchedApp(SchedApp):
             # before the engine's first cycle: removals in force read back, owners of queued work held until
             # the hub confirms them (hubadmin23 A5: a restart started a deleted user's held job)
             self.offboarding.prime(self.services)
+            self.team_order.prime(self.services.store)  # each user's groups in join order (newuser38 N3)
         self._said_unconfirmed = False
         self.activity_reporter.removed = lambda: self.offboarding.removed  # no activity posts for them (A5)
         if hasattr(self.services, "quotas"):  # teams are hub groups alone: PUT quotas sets none (red team 21, R6)
@@ -625,6 +631,23 @@ class HubSchedApp(SchedApp):
             return
         fire_and_forget(self.off_loop(record), what="an audit record of a look-alike hub name", keep=self._audits)
 
+    def _record_team_order(self, user: str, teams: tuple[str, ...]) -> None:
+        """Keep ``user``'s groups in join order in the audit (read back at a start; newuser38 N3), off the loop."""
+        from .default_team import record_order
+
+        def record() -> None:
+            try:
+                record_order(self.services.store, user, teams)
+            except Exception as exc:  # the order stands in memory; the record is best effort
+                log_store_failure(self.log, "jupyter_sched: could not keep a user's team order", exc)
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            record()  # on a thread
+            return
+        fire_and_forget(self.off_loop(record), what="a record of a user's team order", keep=self._audits)
+
     def caller_key(self, user: Any) -> tuple[str, bool, tuple[str, ...] | None]:
         """``(name, admin, hub groups)``: the request's :class:`~jupyter_sched.admission.Caller`
         takes its teams from the user's hub groups (:meth:`resolve_caller`)."""
@@ -672,6 +695,8 @@ class HubSchedApp(SchedApp):
         keeps them as the hub's groups (GET quotas' ``user_teams``, line checks: hubadmin22 H7); the users' names
         are the known names a look-alike caller is refused for (:func:`~.lookalike_names.lookalike_refusal`, red29 R2)."""
         _say_admins(self, models)  # named in the log at the first read and when they change (newuser38 n7)
+        if hasattr(self, "team_order"):  # each user's groups in join order: the default team kept (newuser38 N3)
+            self.team_order.observe(models, self.services.clock.now())
         names = frozenset(str(name) for name in models)
         if names != getattr(self, "_known_names", None):
             self._known_names = names

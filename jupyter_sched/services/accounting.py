@@ -212,7 +212,8 @@ class AccountingService:
             quotas = tx.quota_set()
             if who is not None:
                 name, admin, groups = who
-                caller = resolve_caller(name, admin=admin, groups=groups, quotas=quotas, policy=policy)
+                caller = resolve_caller(name, admin=admin, groups=groups, quotas=quotas, policy=policy,
+                                        group_order=self.ctx.admission.group_order)
                 version = (tx.jobs_version(), tx.quotas_version(), now)
             assert caller is not None
             team = caller.default_team or policy.default_team

@@ -54,6 +54,8 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     if config.get("reinstalled"):  # before any job waits on it (newuser38 n12: status said nothing)
         lines.append(f"{'':<11}{config['reinstalled']}")
     lines.append(f"user       {me.get('user')}{' (admin)' if me.get('is_admin') else ''}{_teams_said(me)}")
+    if me.get("team_note"):  # a hub group joined or left: where new work goes (newuser38 N3)
+        lines.append(f"{'':<11}{me['team_note']}")
     if me.get("jobs_cannot_run"):  # hub user with no OS account to run as: not all green (newuser38 n16)
         lines.append(f"jobs       {me['jobs_cannot_run']}")
     models: dict[str, int] = {}

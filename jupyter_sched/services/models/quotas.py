@@ -313,6 +313,9 @@ class GetMeResponse(ResponseModel):
     waiting_on_you: MeWaitingOnYou | None = Field(default=None, description=(
         "other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when "
         "none does (or this server does not lead the scheduling)"))
+    team_note: str | None = Field(default=None, description=(
+        "hub mode: your hub groups changed in the last day, and where new work goes now (`you are now also in nlp; "
+        "new work still goes to vision — --team nlp to charge it`); absent otherwise"))
     jobs_cannot_run: str | None = Field(default=None, description=(
         "hub mode: why your jobs cannot run on this host and whom to ask (`cannot run — hub user 'n38d' has no OS "
         "account 'n38d' on this host to run their jobs as: ask an admin to create the account …`); absent when "
