@@ -275,6 +275,40 @@ def _run_line(run: Mapping[str, Any], zone: Any = None, definition: Mapping[str,
             + (f" — {said}" if said else ""))
 
 
+def _show(result: Mapping[str, Any], action: str, out: Any) -> None:
+    """``definitions show`` / ``runs`` of one definition (GET's answer with its runs), every clock in its zone."""
+    from datetime import datetime, timezone
+
+    from ..wording.definitions import skipped_text, zone_header
+
+    zone = result.get("timezone")
+
+    skipped = skipped_text(result, datetime.now(timezone.utc))  # new user 34, n1: said, not a silent gap
+    if action == "runs" and skipped:
+        print(skipped, file=out)
+    if action == "show":  # the first firing said once: as the first of the next ones
+        upcoming = list(result.get("upcoming") or [])
+        print(_line(result, next_run=not upcoming), file=out)
+        for warning in result.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
+            print(f"  {warning}", file=out)
+        from ..wording.definitions import parameters_text, runs_text
+
+        print(f"  {runs_text(result)}", file=out)  # what each firing runs (new user 20, N9)
+        if said := parameters_text(result):  # and with which parameters (newuser37 N4)
+            print(f"  {said}", file=out)
+        if skipped:
+            print(f"  {skipped}", file=out)
+        for when in upcoming:
+            print(f"  next  {_clock(when, zone)}", file=out)
+    runs = result.get("runs") or []
+    if runs:  # the zone named once (each clock also says its abbreviation)
+        print(f"{RUNS_HEADER}  ({zone_header(result)})", file=out)
+    for run in runs:
+        print(_run_line(run, zone, result), file=out)
+    if not runs and action == "runs":
+        print("no runs yet", file=out)
+
+
 def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     """Carry out ``jupyter-sched definitions ACTION`` (see the module docstring)."""
     action = args.action or "list"
@@ -289,14 +323,15 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if rows and not args.json:
             from datetime import datetime, timezone
 
-            from ..wording.definitions import last_run_text, parameters_brief
+            from ..wording.definitions import in_its_zone, last_run_text, parameters_brief
 
             now = datetime.now(timezone.utc)
         for d in [] if args.json else rows:
             # how its last run went, as the magics' last_state / last_reason say it (newuser37 N1: a run that failed
             # every night was said by `show` alone, one definition at a time); its parameters, compact (session 38)
-            tail = [part for part in (parameters_brief(d), last_run_text(d.get("last_run"), now)) if part]
-            print("  ".join([_line(d, owner=everyone), *tail]), file=out)
+            with in_its_zone(d):  # its last run's end in its zone, as its next firing (newuser38 n20)
+                tail = [part for part in (parameters_brief(d), last_run_text(d.get("last_run"), now)) if part]
+                print("  ".join([_line(d, owner=everyone), *tail]), file=out)
             for warning in d.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
                 print(f"  {warning}", file=out)
         if not rows and not args.json:
@@ -381,35 +416,10 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         if args.json:
             print(json.dumps(result, indent=1), file=out)
             return EXIT_OK
-        zone = result.get("timezone")
-        from datetime import datetime, timezone
+        from ..wording.definitions import in_its_zone
 
-        from ..wording.definitions import skipped_text
-
-        skipped = skipped_text(result, datetime.now(timezone.utc))  # new user 34, n1: said, not a silent gap
-        if action == "runs" and skipped:
-            print(skipped, file=out)
-        if action == "show":  # the first firing said once: as the first of the next ones
-            upcoming = list(result.get("upcoming") or [])
-            print(_line(result, next_run=not upcoming), file=out)
-            for warning in result.get("warnings") or ():  # a model no GPU has now (hubadmin26 B8)
-                print(f"  {warning}", file=out)
-            from ..wording.definitions import parameters_text, runs_text
-
-            print(f"  {runs_text(result)}", file=out)  # what each firing runs (new user 20, N9)
-            if said := parameters_text(result):  # and with which parameters (newuser37 N4)
-                print(f"  {said}", file=out)
-            if skipped:
-                print(f"  {skipped}", file=out)
-            for when in upcoming:
-                print(f"  next  {_clock(when, zone)}", file=out)
-        runs = result.get("runs") or []
-        if runs:
-            print(RUNS_HEADER, file=out)
-        for run in runs:
-            print(_run_line(run, zone, result), file=out)
-        if not runs and action == "runs":
-            print("no runs yet", file=out)
+        with in_its_zone(result):  # one zone on each line: the definition's (newuser38 n20)
+            _show(result, action, out)
         return EXIT_OK
     done = {"edit": "edited", "pause": "paused", "resume": "resumed"}[action]
     print(json.dumps(result, indent=1) if args.json else f"{done} " + _line(result), file=out)

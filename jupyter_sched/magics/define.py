@@ -237,13 +237,18 @@ def _run_row(run: Mapping[str, Any], zone: str) -> dict[str, Any]:
     reason = job.get("reason") if isinstance(job.get("reason"), Mapping) else {}
     assert isinstance(reason, Mapping)
     from ..wording.definitions import catch_up_text, trigger_text  # one wording with the CLI and the panel
+    from ..wording.jobs import WAITING_STATES, job_detail
 
+    now = datetime.now(timezone.utc)
+    # a waiting run's reason rendered here, its ETA in the zone its row is said in (the server's message says UTC:
+    # newuser38 n20, "11:28 CET" beside reasons in UTC) — the CLI's runs line's words
+    waits = job.get("state") in WAITING_STATES and bool(reason)
     return {"scheduled_for": _local(run.get("scheduled_for"), zone),
             "trigger": trigger_text(run),  # "run now", not the wire's "manual" (new user 23, N7)
             "job_id": run.get("job_id"), "state": job.get("state", "deleted"),
-            "reason": reason.get("message") or job.get("message", ""),
+            "reason": job_detail(job, now) if waits else reason.get("message") or job.get("message", ""),
             "parameters": json.dumps(run.get("parameters") or {}),
-            "catch_up": catch_up_text(run, zone, datetime.now(timezone.utc))}
+            "catch_up": catch_up_text(run, zone, now)}
 
 
 def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
@@ -251,13 +256,15 @@ def definitions_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
     run, last run."""
     import pandas as pd
 
-    from ..wording.definitions import last_run_parts, parameters_brief
+    from ..wording.definitions import in_its_zone, last_run_parts, parameters_brief
 
     out = []
     now = datetime.now(timezone.utc)
     for d in rows:
-        # the last run in the CLI list's words (newuser37 N1: one renderer, wording.definitions)
-        last_state, last_reason = last_run_parts(d.get("last_run"), now)
+        # the last run in the CLI list's words (newuser37 N1: one renderer, wording.definitions), in its zone as its
+        # next run (newuser38 n20)
+        with in_its_zone(d):
+            last_state, last_reason = last_run_parts(d.get("last_run"), now)
         out.append({"id": d["id"], "name": d["name"], "target": d.get("notebook") or d.get("script"),
                     "schedule": d.get("schedule_description") or d.get("schedule") or "",
                     "parameters": parameters_brief(d).removeprefix("parameters "),  # as the CLI list (session 38)
@@ -275,7 +282,11 @@ def runs_frame(runs: Sequence[Mapping[str, Any]], zone: str) -> Any:
     reason (the failing cell for notebooks), parameters, and what a catch-up run stands for."""
     import pandas as pd
 
-    return shown_frame(pd.DataFrame([_run_row(r, zone) for r in runs],
+    from ..wording.definitions import in_its_zone
+
+    with in_its_zone({"timezone": zone}):  # every clock of a row in the definition's zone (newuser38 n20)
+        rows = [_run_row(r, zone) for r in runs]
+    return shown_frame(pd.DataFrame(rows,
                                     columns=["scheduled_for", "trigger", "job_id", "state", "reason", "parameters",
                                              "catch_up"]))
 
@@ -369,6 +380,10 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
     from ..wording.definitions import skipped_text
 
     skipped = skipped_text(detail, datetime.now(timezone.utc))  # one wording with the CLI (new user 34, n1)
+    if detail.get("runs") and cmd.action == "runs":  # the zone of every time below, named once (newuser38 n20)
+        from ..wording.definitions import zone_header
+
+        say(zone_header(detail)[0].upper() + zone_header(detail)[1:] + ".")
     if cmd.action == "runs" and skipped:
         say(skipped[0].upper() + skipped[1:] + ".")
     if cmd.action == "show":  # the first firing said once: as the first of the next ones

@@ -5,16 +5,17 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..model.units import clock_text, format_duration, gpus_phrase
+from ..model.units import clock_text, format_duration, gpus_phrase, shown_in
 
-__all__ = ["CATCH_UP_WORD", "NO_JOB_WORDS", "NO_PREEMPT_WORDS", "PARAMETERS_SHOWN", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "last_run_parts",
+__all__ = ["CATCH_UP_WORD", "NO_JOB_WORDS", "NO_PREEMPT_WORDS", "PARAMETERS_SHOWN", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "in_its_zone", "last_run_parts",
            "last_run_text", "parameters_text", "run_made_text", "run_parameters_text", "runs_parts", "runs_text",
-           "no_model_text", "parameters_brief", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text"]
+           "no_model_text", "parameters_brief", "retired_model_warning", "schedule_text", "skipped_text", "trigger_text", "zone_header"]
 
 TRIGGER_WORDS: Mapping[str, str] = {"schedule": "scheduled", "manual": "run now"}
 """A run's ``trigger`` (the wire's ``schedule`` / ``manual``) as every surface says it — the CLI's run
@@ -40,6 +41,22 @@ def firing_text(value: Any, zone: Any, now: datetime | None) -> str:
     if when is None:
         return str(value) if value else "-"
     return clock_text(when, now, zone=zone if isinstance(zone, str) else None)
+
+
+@contextlib.contextmanager
+def in_its_zone(definition: Mapping[str, Any]) -> Iterator[None]:
+    """Within it, every clock said without a zone of its own — a run's end (``ended 11:53 CET``), a waiting run's
+    ETA, a report's time — is said in ``definition``'s time zone, as its firings are (:func:`firing_text`): one
+    zone on each line of a definition's output, the CLI's and the magics' (newuser38 n20: ``11:52 CET … ended 10:53
+    UTC`` on one line read as a run that ended an hour before it ran). A definition without a zone: UTC."""
+    with shown_in(str(definition.get("timezone") or "UTC")):
+        yield
+
+
+def zone_header(definition: Mapping[str, Any]) -> str:
+    """``times in Europe/Berlin, the definition's zone``: the zone a definition's runs are said in
+    (:func:`in_its_zone`), named once after the runs' header."""
+    return f"times in {definition.get('timezone') or 'UTC'}, the definition's zone"
 
 
 def trigger_text(run: Mapping[str, Any]) -> str:

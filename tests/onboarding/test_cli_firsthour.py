@@ -798,7 +798,8 @@ def test_definitions_are_named_by_their_name_and_times_read_as_clock_times(serve
     ran = cli(server, "tok-bob", "definitions", "run", "daily")
     assert ran.code == EXIT_OK and "`jupyter-sched wait j-" in ran.out, ran.err
     runs = cli(server, "tok-bob", "definitions", "runs", "daily").out.splitlines()
-    assert runs[0].split() == ["WHEN", "TRIGGER", "JOB", "OUTCOME"] and "run now" in runs[1]  # N7 (s24): not "manual"
+    assert runs[0].split()[:4] == ["WHEN", "TRIGGER", "JOB", "OUTCOME"] and "run now" in runs[1]  # N7 (s24): not "manual"
+    assert runs[0].endswith("  (times in UTC, the definition's zone)"), runs  # its one zone, named (newuser38 n20)
     assert re.match(r"(\w{3} \d{1,2} )?\d\d:\d\d UTC +run now +j-", runs[1]), runs  # a clock time, not ISO
     paused = cli(server, "tok-bob", "definitions", "pause", "daily")
     assert paused.code == EXIT_OK and paused.out.split()[0:2] == ["paused", made.out.split()[1]], paused.err

@@ -280,3 +280,31 @@ def test_newuser38_n1_edit_p_sets_the_parameters_it_names_and_keeps_the_others(c
     assert "Changed: parameter hours removed (was 2); parameter region us → apac." in said, said
     with cli.rest() as rest:
         assert rest.get("definitions/" + made.out.split()[1]).json()["parameters"] == {"region": "apac"}
+
+
+def test_newuser38_n20_definitions_outputs_say_one_zone_the_definitions(cli: Cli, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """newuser38 n20: with a definition in Europe/Berlin and the reader's clock UTC, ``definitions runs`` said
+    ``11:52 CET   run now   j-…   succeeded, exit code 0 · ended 10:53 UTC`` — the run "ended" an hour before it was
+    run, at a glance. Now every clock of a definition's output is in the definition's zone (its firings' zone), named
+    once after the runs' header: ``runs``, ``show`` and ``list``'s ``last:``."""
+    monkeypatch.setenv("TZ", "UTC")  # the reader's zone is UTC (the CLI's clocks would say UTC)
+    (tmp_path / "quick.py").write_text("print('ok')\n")
+    made = cli("definitions", "create", "quick.py", "--name", "n20-berlin", "--tz", "Europe/Berlin", "--cron",
+               "0 3 * * *", "--gpus", "0", "--paused")
+    assert made.code == EXIT_OK, made.err
+    ran = cli("definitions", "run", "n20-berlin")
+    assert ran.code == EXIT_OK, ran.err
+    job_id = ran.out.split()[2]
+    assert cli("wait", job_id).code == EXIT_OK
+    runs = cli("definitions", "runs", "n20-berlin")
+    assert runs.code == EXIT_OK, runs.err
+    header = next(line for line in runs.out.splitlines() if line.startswith("WHEN "))
+    assert header.endswith("(times in Europe/Berlin, the definition's zone)"), runs.out
+    line = next(line for line in runs.out.splitlines() if job_id in line)
+    assert " · ended " in line and line.count(" CET") == 2 and "UTC" not in line, line  # December: CET
+    shown = cli("definitions", "show", "n20-berlin").out
+    line = next(line for line in shown.splitlines() if job_id in line)
+    assert " · ended " in line and "UTC" not in line, shown
+    listed = _listed(cli, "n20-berlin")
+    assert "last: succeeded" in listed and " · ended " in listed and "UTC" not in listed, listed
