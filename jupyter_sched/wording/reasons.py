@@ -133,13 +133,16 @@ def headroom_clause(team: str, user: str | None, limit_gpus: float, start: str, 
     """What a job that its quota line keeps waiting says when the line's room is held for it (newuser36 N1:
     a teammate's later 1-GPU jobs took the team's room one by one as it freed, and the line said only "vision
     would use 5 GPUs"), e.g. "the room under vision's limit of 4 GPUs is kept for it: vision's jobs queued
-    after it start first only where they end by 12:07 UTC, when it can start (reservation)". ``user``: the
+    after it start first only where they end by 12:07 UTC, when it can start even if the work ahead of it runs to
+    its time limits (reservation)" — the basis said, as the ETA beside it may be earlier, from estimates (new user
+    38, n14: "… when it can start (reservation) · ETA 10:50 UTC" read as two start times). ``user``: the
     line is that user's cap in ``team``; ``start``: the reservation's time as said; ``gpus_kept``: the GPUs it
-    starts on are reserved for it too (s37-eta), "…, when it can start; so are the GPUs it will start on, from
+    starts on are reserved for it too (s37-eta), "…, when it can start …; so are the GPUs it will start on, from
     every team's jobs queued after it (reservation)"."""
     whose, of = (f"{user}'s cap", f"{user}'s") if user else (f"{team}'s limit", f"{team}'s")
     return (f"the room under {whose} of {gpus_phrase(limit_gpus)} is kept for it: {of} jobs queued after it start "
-            f"first only where they end by {start}, when it can start"
+            f"first only where they end by {start}, when it can start even if the work ahead of it runs to its time "
+            "limits"
             + ("; so are the GPUs it will start on, from every team's jobs queued after it" if gpus_kept else "")
             + " (reservation)")
 

@@ -88,8 +88,8 @@ def test_newuser36_n1_the_first_job_a_team_limit_holds_keeps_its_room_from_later
     line = render_reason(said, now=T0 + timedelta(seconds=314)).line
     assert ("vision would use 5 GPUs, above its limit of 4 GPUs (guaranteed 3 + borrowing limit 1); the room under "
             "vision's limit of 4 GPUs is kept for it: vision's jobs queued after it start first only where they "
-            "end by 12:07 UTC, when it can start; so are the GPUs it will start on, from every team's jobs queued "
-            "after it (reservation)") in line, line  # the GPUs too since s37-eta (newuser36 N1 (b))
+            "end by 12:07 UTC, when it can start even if the work ahead of it runs to its time limits; so are the "
+            "GPUs it will start on, from every team's jobs queued after it (reservation)") in line, line  # the GPUs too since s37-eta (newuser36 N1 (b))
 
 
 def test_newuser36_n1_a_later_job_kept_off_the_room_says_whose_and_until_when() -> None:

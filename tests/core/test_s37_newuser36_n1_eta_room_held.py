@@ -102,8 +102,8 @@ def test_newuser36_n1_eta_a_later_job_of_another_team_keeps_off_the_gpus_the_hel
     assert said is not None
     line = render_reason(said, now=T0).line
     assert ("the room under vision's limit of 4 GPUs is kept for it: vision's jobs queued after it start first only "
-            "where they end by 12:02 UTC, when it can start; so are the GPUs it will start on, from every team's "
-            "jobs queued after it (reservation)") in line, line
+            "where they end by 12:02 UTC, when it can start even if the work ahead of it runs to its time limits; "
+            "so are the GPUs it will start on, from every team's jobs queued after it (reservation)") in line, line
     kept_off = reasons[80]["d-misc"]  # a-sweep1's GPU is free: it fits, but would outlast b-train's start
     assert kept_off.code == "Priority" and kept_off.details["reserved_for"] == "b-train", kept_off
     assert "fits now but would delay b-train, which is ahead of it in the queue" in kept_off.message, kept_off.message
