@@ -139,7 +139,7 @@ def _configured_db_url() -> tuple[str, str] | None:
     config sets db_url there, and doctor checked the default SQLite file instead."""
     try:
         configs = _server_configs()
-    except ImportError:
+    except (ImportError, SchedError):  # no jupyter_core; a --config FILE that does not load (said later)
         return None
     for config, where in configs:
         url = config.SchedApp.get("db_url") if "SchedApp" in config else None
@@ -632,13 +632,35 @@ def _command_lines(mounts: str | None = None) -> str:
     return command_line_visibility(mounts or PROC_MOUNTS).text
 
 
+_GIVEN_CONFIG: list[str] = []
+"""``doctor --config FILE``: the one config file checked, when given (newuser38 n32: a service started with
+``--config=FILE`` had its settings unchecked, and nothing said so)."""
+
+
+def _given_config() -> list[tuple[Any, str]] | None:
+    """``[(config, path)]`` of ``doctor --config FILE`` (raises SchedError naming the file when it does not load);
+    None when no --config was given."""
+    if not _GIVEN_CONFIG:
+        return None
+    from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
+
+    path = os.path.abspath(_GIVEN_CONFIG[0])
+    loader = JSONFileConfigLoader if path.endswith(".json") else PyFileConfigLoader
+    try:
+        return [(loader(os.path.basename(path), path=os.path.dirname(path)).load_config(), path)]
+    except Exception as exc:  # a missing file, a syntax error: the file and why, never a traceback
+        raise SchedError(f"--config {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                         field="config", hint="give the file the server was started with (--config=FILE)") from None
+
+
 def _serve_configs() -> list[tuple[Any, str]]:
     """This account's service config files (``jupyter_sched_serve_config.py`` in the Jupyter config path),
     highest priority first, as the service reads them: ``(config, path)`` of each that loads (one that does not:
     the service says why at its start)."""
     from ..wording.config import CONFIG_FILE
 
-    return _config_files(CONFIG_FILE)
+    given = _given_config()
+    return given if given is not None else _config_files(CONFIG_FILE)
 
 
 def _config_files(*names: str) -> list[tuple[Any, str]]:
@@ -670,7 +692,13 @@ def _config_lines(*, embedded: bool) -> list[str]:
 
     from ..wording.config import CONFIG_FILE
 
-    configs = _server_configs() if embedded else _serve_configs()
+    try:
+        configs = _server_configs() if embedded else _serve_configs()
+    except SchedError as exc:  # doctor --config FILE that does not load
+        return [f"config: {exc.message} — {exc.hint}", "  (not checked)"]
+    if not configs and not embedded:  # said, not left out: the service's settings went unchecked (newuser38 n32)
+        return [f"config: no {CONFIG_FILE} in the Jupyter config path (jupyter --paths): nothing checked — a service "
+                "started with --config=FILE: pass it here, jupyter-sched doctor --config FILE"]
     merged = Config()
     for config, _ in reversed(configs):  # the highest priority (first) last: it wins
         merged.merge(config)
@@ -720,7 +748,8 @@ def _unread_config_here(*, embedded: bool) -> str:
 def _server_configs() -> list[tuple[Any, str]]:
     """This account's ``jupyter_server_config.py`` and ``.json`` files in the Jupyter config path, highest
     priority first, as ``jupyter lab`` reads them: ``(config, path)`` of each that loads."""
-    return _config_files("jupyter_server_config.py", "jupyter_server_config.json")
+    given = _given_config()
+    return given if given is not None else _config_files("jupyter_server_config.py", "jupyter_server_config.json")
 
 
 def _job_python_check(configs: Sequence[tuple[Any, str]]) -> Check | None:
@@ -902,12 +931,16 @@ def _scan_checks(store: Store, choice: StoreChoice, entries: Sequence[Quarantine
                             lines=(said,)))
     checks += [_isolation_check(hub=not choice.embedded), _command_lines_check()]
     if not choice.embedded:  # a hub's store: its service's settings here (newuser22 N11)
-        configs = _serve_configs()
+        try:
+            configs = _serve_configs()
+        except SchedError:  # a --config FILE that does not load: the config line says so
+            configs = []
         checks += [c for c in (_job_python_check(configs), _log_disk(store, configs), _front_door_check()) if c]
     config_lines = _config_lines(embedded=choice.embedded)  # newuser29 N4
     if config_lines:
         bad = len(config_lines) > 1
-        checks.append(Check("config", "fail" if bad else "ok", config_lines[0],
+        unchecked = not bad and "nothing checked" in config_lines[0]  # no config found (newuser38 n32)
+        checks.append(Check("config", "fail" if bad else "warn" if unchecked else "ok", config_lines[0],
                             fix="fix each setting as its line says, then restart the server" if bad else None,
                             details=tuple(line.strip() for line in config_lines[1:]), lines=tuple(config_lines)))
     if unread := _unread_config_here(embedded=choice.embedded):  # newuser29 n1
@@ -939,6 +972,7 @@ def run(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     if args.db and has_password(args.db):  # serve's rule for the same secret (new user 14, N22)
         stderr.write(f"jupyter-sched doctor: {password_on_command_line('--db')}\n")
         return EXIT_USAGE
+    _GIVEN_CONFIG[:] = [args.config] if getattr(args, "config", None) else []  # newuser38 n32
     embedded = True  # whose config is checked: the embedded server's, or (a hub's store named) the service's
     try:
         choice = choose_store(args.db, os.environ)

@@ -53,6 +53,8 @@ def doctor_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", help="SQLAlchemy URL of the store (default: the URL in the file named by "
                                      "$JUPYTER_SCHED_DB_URL_FILE, else $JUPYTER_SCHED_DB_URL, else the embedded "
                                      "server's SQLite file)")
+    parser.add_argument("--config", metavar="FILE", help="the config file the server reads (a service started with "
+                                                         "--config=FILE): checked instead of the Jupyter config path's")
     parser.add_argument("--json", action="store_true", help="print JSON (a scan: the whole report, each check with "
                                                             "its status and fix — docs/admin.md; list: the quarantine)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
