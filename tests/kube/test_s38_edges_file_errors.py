@@ -170,3 +170,23 @@ def test_s38_edges_an_in_cluster_server_without_its_token_names_the_token_file_a
     assert "the in-cluster service account (KUBERNETES_SERVICE_HOST is set" in caught.value.message
     assert "there is no /var/run/secrets/kubernetes.io/serviceaccount/token" in caught.value.message
     assert "automountServiceAccountToken: true" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize("settings, want", [
+    (HOME_VOLUME, "save it in your home folder, which the job's container mounts at /home/jovyan, and run it by its "
+                  "path there (e.g. /home/jovyan/train.py"),
+    ({}, "this server's Kubernetes pods mount no home folder: put the file in the job's image"),
+], ids=["with a home volume: its folder in the container", "without one: the image, or an admin's volume"])
+def test_s38_edges_a_script_too_big_to_carry_is_told_which_folder_to_put_it_in(settings: dict[str, Any],
+                                                                              want: str) -> None:
+    """Failed before: 'put the file on the home volume and run it by path' — no folder, and said also where no home
+    volume is mounted."""
+    from jupyter_sched.executors.kubernetes.manifests import MAX_CARRIED_BYTES
+
+    config = KubernetesConfig(namespace="ns", default_image="python:3.12", **settings)
+    job = make_job("big", image=None, command=())
+    job = replace(job, spec=replace(job.spec, script="big.py", source="x" * (MAX_CARRIED_BYTES + 1)))
+    with pytest.raises(ValidationError) as refused:
+        make_manifests(job, allocation(), config)
+    assert refused.value.field == "source"
+    assert want in (refused.value.hint or ""), refused.value.hint

@@ -172,13 +172,15 @@ def test_stopping_the_service_stops_the_cluster_watches(tmp_path: Path, fake: Fa
 
     async def life() -> None:
         await service.start()
-        service.submit({"gpus": 1, "command": ["true"]}, user="ivan")
+        try:  # stopped however it ends: an engine left ticking runs on into later tests (s38-edges)
+            service.submit({"gpus": 1, "command": ["true"]}, user="ivan")
 
-        async def executor_watching() -> bool:  # the executor watches its Jobs from the first start on
-            return "reflector-jobs" in {t.name for t in watching() - earlier}
+            async def executor_watching() -> bool:  # the executor watches its Jobs from the first start on
+                return "reflector-jobs" in {t.name for t in watching() - earlier}
 
-        await wait_for(executor_watching, timeout_s=20)
-        await service.stop()
+            await wait_for(executor_watching, timeout_s=20)
+        finally:
+            await service.stop()
 
     jp_asyncio_loop.run_until_complete(life())
     assert not watching() - earlier

@@ -177,10 +177,12 @@ def test_the_runner_puts_courtesy_on_its_loop_for_full_cycles_and_takes_it_off(t
         loop = asyncio.get_running_loop()
         own = loop._selector  # type: ignore[attr-defined]
         await runner.start()
-        pause, wrapped = engine.decider.pause, loop._selector  # type: ignore[attr-defined]
-        while runner.last_tick is None or not runner.last_tick.decided:  # a full cycle ran with it
-            await asyncio.sleep(0.01)
-        await runner.stop()
+        try:  # stopped however it ends: an engine left ticking runs on into later tests (s38-edges)
+            pause, wrapped = engine.decider.pause, loop._selector  # type: ignore[attr-defined]
+            while runner.last_tick is None or not runner.last_tick.decided:  # a full cycle ran with it
+                await asyncio.sleep(0.01)
+        finally:
+            await runner.stop()
         return own, wrapped, pause, loop._selector  # type: ignore[attr-defined]
 
     try:

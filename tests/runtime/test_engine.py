@@ -333,17 +333,19 @@ def test_the_service_runs_on_the_event_loop_and_pushes_events(sqlite_db: str, tm
     async def scenario() -> list[dict[str, Any]]:
         svc = make_service(sqlite_db, tmp_path, gpus=1, poll_interval_s=0.05)
         await svc.start()
-        sub = svc.subscribe()
-        lease = svc.submit(lease_body(), user="ana")
-        seen = []
-        while not any(e["data"].get("state") == "running" for e in seen if e["type"] == "lease"):
-            seen.append(await sub.get(timeout=WAIT_S))
-        assert svc.status()["leader"] is True
-        svc.cancel(lease["id"], user="ana")
-        while not any(e["data"].get("state") == "cancelled" for e in seen if e["type"] == "lease"):
-            seen.append(await sub.get(timeout=WAIT_S))
-        sub.close()
-        await svc.stop()
+        try:  # stopped however it ends: an engine left ticking runs on into later tests (s38-edges)
+            sub = svc.subscribe()
+            lease = svc.submit(lease_body(), user="ana")
+            seen = []
+            while not any(e["data"].get("state") == "running" for e in seen if e["type"] == "lease"):
+                seen.append(await sub.get(timeout=WAIT_S))
+            assert svc.status()["leader"] is True
+            svc.cancel(lease["id"], user="ana")
+            while not any(e["data"].get("state") == "cancelled" for e in seen if e["type"] == "lease"):
+                seen.append(await sub.get(timeout=WAIT_S))
+            sub.close()
+        finally:
+            await svc.stop()
         return seen
 
     events = asyncio.run(scenario())

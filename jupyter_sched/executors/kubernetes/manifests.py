@@ -182,7 +182,7 @@ def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
     if carried > MAX_CARRIED_BYTES:
         raise ValidationError(f"the carried script or notebook is {carried} bytes; the Kubernetes executor carries at "
                               f"most {MAX_CARRIED_BYTES}", field="notebook_json" if spec.notebook_json else "source",
-                              hint="put the file on the home volume and run it by path")
+                              hint=_carried_too_big_fix(config))
     if res.groups and config.queue_manager is QueueManager.KUEUE:
         raise ValidationError("Kueue admits each Job on its own, so a gang of worker groups would not be "
                               "all-or-nothing", field="groups",
@@ -195,6 +195,17 @@ def validate_spec(spec: JobSpec, config: KubernetesConfig) -> None:
     if spec.kind is JobKind.LEASE:
         raise ValidationError("interactive leases run in the kernel, not as Kubernetes Jobs", field="kind",
                               hint="submit a training job or an inference service")
+
+
+def _carried_too_big_fix(config: KubernetesConfig) -> str:
+    """Where a script or notebook too big to carry can be put for the pod to run it by path (session 37 left: "put the
+    file on the home volume" named no folder, and said it where no home volume is mounted)."""
+    if config.home_mount_path:
+        return (f"save it in your home folder, which the job's container mounts at {config.home_mount_path}, and run "
+                f"it by its path there (e.g. {config.home_mount_path.rstrip('/')}/train.py; a relative path is read "
+                "in that folder)")
+    return ("this server's Kubernetes pods mount no home folder: put the file in the job's image (or a volume an admin "
+            "mounts: c.SchedApp.kubernetes volumes and volume_mounts) and run it by its path in the container")
 
 
 def gpu_resources(spec: JobSpec, *, mig_strategy: str = "mixed") -> dict[str, str]:
