@@ -139,13 +139,18 @@ def test_newuser29_n4_doctor_checks_the_service_config_for_a_hub_store(folders: 
                            HubSchedApp).refused == [out.splitlines()[-2].strip()]
 
 
-def test_newuser29_n4_a_real_start_refuses_with_all_four(folders: SimpleNamespace) -> None:
+def refused_start(folders: SimpleNamespace) -> subprocess.CompletedProcess[str]:
+    """A real ``jupyter_server`` start with :data:`BAD` in the user's config folder (it refuses to start)."""
     (folders.conf / "jupyter_server_config.py").write_text(
         f'c.SchedApp.db_url = "sqlite:///{folders.tmp / "mine.sqlite"}"\n{BAD}', encoding="utf-8")
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(folders.tmp / "runtime")}
-    done = subprocess.run([sys.executable, "-m", "jupyter_server", "--no-browser", "--port=0",
+    return subprocess.run([sys.executable, "-m", "jupyter_server", "--no-browser", "--port=0",
                            f"--ServerApp.root_dir={folders.tmp}", "--IdentityProvider.token=t", "--allow-root"],
                           env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_newuser29_n4_a_real_start_refuses_with_all_four(folders: SimpleNamespace) -> None:
+    done = refused_start(folders)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "jupyter_sched: bad configuration, not starting: 4 settings to fix:" in done.stderr, done.stderr[-3000:]
     for line in REFUSED + IGNORED:

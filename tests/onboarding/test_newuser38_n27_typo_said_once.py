@@ -8,16 +8,13 @@ Real parts: a real ``jupyter_server`` start, the extension's app class and its c
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import pytest
 
 from jupyter_sched.extension.app import SchedApp
 from jupyter_sched.extension.startup_checks import check_config
-from tests.onboarding.test_newuser29_n4_config_check import BAD, IGNORED, _config, config_folders
+from tests.onboarding.test_newuser29_n4_config_check import IGNORED, _config, config_folders, refused_start
 
 TRAITLETS = "not recognized by"
 
@@ -28,12 +25,7 @@ def folders(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespac
 
 
 def test_newuser38_n27_a_refused_start_says_the_typo_once(folders: SimpleNamespace) -> None:
-    (folders.conf / "jupyter_server_config.py").write_text(
-        f'c.SchedApp.db_url = "sqlite:///{folders.tmp / "mine.sqlite"}"\n{BAD}', encoding="utf-8")
-    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(folders.tmp / "runtime")}
-    done = subprocess.run([sys.executable, "-m", "jupyter_server", "--no-browser", "--port=0",
-                           f"--ServerApp.root_dir={folders.tmp}", "--IdentityProvider.token=t", "--allow-root"],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = refused_start(folders)
     assert done.returncode == 1, done.stderr[-3000:]
     assert TRAITLETS not in done.stderr, done.stderr[-3000:]
     assert done.stderr.count("idle_windw_s") == 1, done.stderr[-3000:]

@@ -77,15 +77,21 @@ SAID = "jupyter_sched was reinstalled under this running server (0.1.0+g8d235e7 
        "restart jupyter lab (jobs stay pending)"
 
 
-def test_newuser31_n10_a_reinstall_under_a_running_server_holds_jobs_pending_with_one_line_until_restart(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def two_installs_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, EmbeddedServer]:
+    """``(wheel, server)``: a real server started from a wheel's copy of the package (built 8d235e7), with an editable
+    copy (4ed6989) next on its path — renaming ``wheel / "jupyter_sched"`` is a ``pip install -e`` under it."""
     wheel, editable = tmp_path / "site", tmp_path / "checkout"
     _copy_package(wheel, "8d235e7")
     _copy_package(editable, "4ed6989")
     # the server imports the wheel's copy; once that is gone, the same interpreter imports the editable one
     monkeypatch.setattr(harness, "ROOT", Path(f"{wheel}:{editable}"))
     # a 5-s leader lease: the restarted server leads without waiting out the 15-s default (session 34)
-    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1, leader_lease_ttl_s=5)
+    return wheel, EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1, leader_lease_ttl_s=5)
+
+
+def test_newuser31_n10_a_reinstall_under_a_running_server_holds_jobs_pending_with_one_line_until_restart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wheel, server = two_installs_server(tmp_path, monkeypatch)
     try:
         (wheel / "jupyter_sched").rename(wheel / "jupyter_sched-0.1.0.removed")  # pip install -e: the wheel's files go
         first = _submit(server, "n10-first")

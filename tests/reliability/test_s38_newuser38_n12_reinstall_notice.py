@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.wording.reinstall import reinstalled_notice
-from tests.reliability import harness
 from tests.reliability.harness import EmbeddedServer
-from tests.reliability.test_s32_newuser31_n10_reinstalled_under_running_server import _copy_package
+from tests.reliability.test_s32_newuser31_n10_reinstalled_under_running_server import two_installs_server
 
 SAID = ("jupyter_sched was reinstalled under this running server (0.1.0+g8d235e7 → 0.1.0+g4ed6989): restart jupyter "
         "lab — batch jobs are held until then, GPU leases are still granted")
@@ -35,11 +34,7 @@ def _config(server: EmbeddedServer) -> dict[str, object]:
 def test_newuser38_n12_status_and_config_say_the_reinstall_before_any_job_waits(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Failed before: no status line and no config field said it until a job was submitted."""
-    wheel, editable = tmp_path / "site", tmp_path / "checkout"
-    _copy_package(wheel, "8d235e7")
-    _copy_package(editable, "4ed6989")
-    monkeypatch.setattr(harness, "ROOT", Path(f"{wheel}:{editable}"))
-    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1, leader_lease_ttl_s=5)
+    wheel, server = two_installs_server(tmp_path, monkeypatch)
     try:
         assert _config(server)["reinstalled"] is None  # runs what is installed: nothing said
         rc, out, err = server.cli("status")

@@ -79,13 +79,18 @@ def running_central(base: Path, *settings: str) -> Iterator[str]:
         process.wait(30)
 
 
-@pytest.fixture
-def jp_server_config(central: str) -> dict[str, Any]:
+def forwarding_server_config(central: str) -> dict[str, Any]:
+    """A user's server (pytest-jupyter's ``jp_server_config``) that forwards api/sched/ to the central at ``central``."""
     return {
         "ServerApp": {"jpserver_extensions": {"jupyter_sched": True}, "reraise_server_extension_failures": True},
         "IdentityProvider": {"token": SERVER_TOKEN},
         "SchedApp": {"hub_service_url": central, "hub_service_token": CENTRAL_TOKEN, "activity_interval_s": 1.0},
     }
+
+
+@pytest.fixture
+def jp_server_config(central: str) -> dict[str, Any]:
+    return forwarding_server_config(central)
 
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .test_forwarding import CENTRAL_TOKEN, SERVER_TOKEN, running_central
+from .test_forwarding import forwarding_server_config, running_central
 
 
 @pytest.fixture(scope="module")
@@ -23,11 +23,7 @@ def central(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 def jp_server_config(central: str) -> dict[str, Any]:
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyter_sched": True}, "reraise_server_extension_failures": True},
-        "IdentityProvider": {"token": SERVER_TOKEN},
-        "SchedApp": {"hub_service_url": central, "hub_service_token": CENTRAL_TOKEN, "activity_interval_s": 1.0},
-    }
+    return forwarding_server_config(central)
 
 
 async def test_newuser17_n11_the_rate_429_keeps_its_retry_after_through_the_forward(

@@ -14,7 +14,7 @@ import pytest
 
 from jupyter_sched.extension.body_bounds import MAX_BODY_ITEMS
 
-from .test_forwarding import CENTRAL_TOKEN, SERVER_TOKEN, running_central
+from .test_forwarding import forwarding_server_config, running_central
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +25,7 @@ def central(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 def jp_server_config(central: str) -> dict[str, Any]:
-    return {
-        "ServerApp": {"jpserver_extensions": {"jupyter_sched": True}, "reraise_server_extension_failures": True},
-        "IdentityProvider": {"token": SERVER_TOKEN},
-        "SchedApp": {"hub_service_url": central, "hub_service_token": CENTRAL_TOKEN, "activity_interval_s": 1.0},
-    }
+    return forwarding_server_config(central)
 
 
 async def test_red38_r1_a_lease_body_past_the_item_bound_is_refused_413_by_the_central_through_the_forward(
