@@ -57,8 +57,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
     milli = req.total_milli
     # a share is charged what it adds to its team's use as reclaim counts it (red team 38 R3): at least
     # nothing (packed beside its team's shares), settled once it is placed
-    held = ctx.quota.held_away
-    away = held() if held is not None and req.gpu_milli < GPU_MILLI else None
+    held_away = ctx.quota.held_away
+    away = held_away() if held_away is not None and req.gpu_milli < GPU_MILLI else None
     team_milli = _least_share_cost(ctx, job, flavor.model, away) if away is not None else None
     check = ctx.quota.check(spec.team, spec.user, flavor.model, milli, team_milli)
     closed: tuple[str, str, dict[str, Any]] | None = None
