@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 __all__ = ["ExecutorEventHandler", "TickReport"]
 
 
+_LATE_STOPS = {"cancel": "cancel", "idle_stop": "idle stop", "timeout": "time limit's stop"}
+"""Stop intents that change nothing of a job that had already ended on its own (``_settle_stopped``'s ``before_stop``);
+a preemption's requeue and an idle reclaim's still apply (the job gives its GPUs back and waits again either way)."""
+
+
 @dataclass
 class TickReport:
     """What one tick did (for tests, metrics and logs)."""
@@ -155,13 +160,19 @@ class ExecutorEventHandler:
             return
         self.stops.forget(event.job_id)
         event = bound_claim(event, record, self.writer)  # its owner's word is no earlier than it was seen (red33 R3)
-        self._settle_stopped(record, event.exit_code, event.finished_at, event.message, report)
+        self._settle_stopped(record, event.exit_code, event.finished_at, event.message, report,
+                             before_stop=event.before_stop)
 
     def _settle_stopped(self, record: JobRecord, exit_code: int | None, finished_at: datetime, said: str,
-                        report: TickReport) -> None:
-        """Settle an ended job by its stop intent, else by ``exit_code`` (None: unknown, failed)."""
+                        report: TickReport, *, before_stop: bool = False) -> None:
+        """Settle an ended job by its stop intent, else by ``exit_code`` (None: unknown, failed). ``before_stop``: it
+        had ended on its own before the stop reached it (:attr:`~jupyter_sched.executors.base.Exited.before_stop`):
+        a cancel, an idle stop or a time limit's stop changed nothing, and its own end stands, said so."""
         report.finished.append(record.job.id)
         job, intent = record.job, record.stop_intent
+        if before_stop and intent in _LATE_STOPS:  # newuser38 N4: not "cancelled … (exited with code 0)"
+            said = f"{said}; it had ended before the {_LATE_STOPS[intent]} reached it"
+            intent = None
         end = max(finished_at, job.started_at or finished_at)
         if intent == "preempt" or intent == "idle":
             # the preemption's own words once when they open with the verb (hubadmin26 B2: a drain's

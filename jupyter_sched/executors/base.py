@@ -99,6 +99,11 @@ class Exited:
     """``finished_at`` is what a file of the job's owner says (the local executor's ``exit.json``), bounded by
     nothing this executor saw: the job ended while no service watched it. The engine takes it as no earlier
     than a service last saw the job running (``jobs.seen_running_at``; red33 R3)."""
+    before_stop: bool = False
+    """The work ended on its own, not by a stop: none had reached the executor, or nothing of it ran and its end was
+    recorded when one did (newuser38 N4: a job that had exited 0 was recorded "cancelled … (exited with code 0)" when
+    a cancel came between its exit and the engine's next look). The engine then keeps its own end. The local executor
+    says it; the Kubernetes executor does not yet (a stop intent there settles the end as before)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -521,6 +521,8 @@ class _Tracked:
     loss within :attr:`LocalExecutor.relisten_s` of coming back counts from that earlier loss, so
     brief listens never renew the port (red team 18, R7); listening that long forgets it."""
     leftovers_since: float | None = None
+    ended_before_stop: bool = False
+    """Nothing of it ran and its end was recorded when :meth:`LocalExecutor.stop` came (:attr:`.base.Exited.before_stop`)."""
     seen_running_at: datetime | None = None
     """When this service last saw something of the job running (wall clock): the earliest end an
     ``exit.json`` may claim — the file is the owner's to write (red-team 5 finding 3)."""
@@ -1812,6 +1814,7 @@ class LocalExecutor:
         if t is None or t.stopping:
             return
         now = self._monotonic()
+        t.ended_before_stop = self._ended_on_its_own(t)
         t.stopping, t.stop_words, t.stop_began = True, reason, now
         if reason:  # before any signal: the wrapper reads it once the job ended
             _tell_wrapper(t, {"stop": reason})
@@ -1822,6 +1825,15 @@ class LocalExecutor:
         else:
             t.plan = [(now, signal.SIGTERM), (now + grace, signal.SIGKILL)]
         self._advance_plan(t, now)
+
+    def _ended_on_its_own(self, t: _Tracked) -> bool:
+        """Whether ``t``'s work had already ended when a stop came: no process of its group left and its wrapper's
+        end record there (the record is its owner's to write, so it counts only once nothing of the job runs)."""
+        if t.group is not None and tracker_for(t.group, self.tracker).members(t.group):
+            return False
+        if t.group is None and t.popen is not None and t.popen.poll() is None:
+            return False
+        return _read_exit(t.job_dir, t.owner_uid) is not None
 
     def logs(self, job_id: str, offset: int = 0, limit: int = 65536) -> tuple[str, int]:
         """See :meth:`Executor.logs`.
@@ -1972,7 +1984,8 @@ class LocalExecutor:
         if ended is not None:
             self.dirs.drop_empty_err(t.job.id)  # it said nothing: one inode fewer kept per job (red team 26, R4)
             return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at),
-                          _exit_message(ended[0], t, self.log_disk, self.job_python, self.python), claimed=t.seen_running_at is None)
+                          _exit_message(ended[0], t, self.log_disk, self.job_python, self.python), claimed=t.seen_running_at is None,
+                          before_stop=t.ended_before_stop or not t.stopping)  # no stop reached it: it ended on its own
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
