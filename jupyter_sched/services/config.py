@@ -219,9 +219,12 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     # the hub's WARNING (executors.limits.oom_floor_warning, where it starts running them): a personal lab runs its
     # own user's jobs, and this line is then INFO (newuser28 n11: the first WARNING a new user read)
     # ... said once: where the hub's service warns it apart, this line points at that WARNING (newuser38 n6)
-    apart = bool(settings.get("warns_oom_floor")) and oom_floor_warning() is not None
-    (logger.info if limits.fences_gpus else logger.warning)("jupyter_sched: %s",
-                                                             limits.summary(floor_warned_apart=apart))
+    # ... and the environment-only fence is the hub's WARNING too (newuser38 n33: a personal lab's first start warned
+    # that "a job that sets CUDA_VISIBLE_DEVICES itself can open every GPU" — its own user's jobs): INFO there
+    others_jobs = bool(settings.get("warns_oom_floor"))  # the hub's service: other accounts' jobs run here
+    apart = others_jobs and oom_floor_warning() is not None
+    (logger.info if limits.fences_gpus or not others_jobs else logger.warning)(
+        "jupyter_sched: %s", limits.summary(floor_warned_apart=apart))
     executor = LocalExecutor(Path(str(settings["log_dir"])), default_cwd=settings.get("root_dir") or None,
                              max_log_bytes=int(settings.get("max_log_mib", 1024)) << 20, limits=limits,
                              max_user_log_bytes=int(settings.get("max_user_log_mib", 0)) << 20,

@@ -354,3 +354,29 @@ def test_newuser28_n13_two_live_jobs_of_a_name_are_refused_with_the_commands_to_
         magics._job_of("rerun", "wait")
     assert magic.value.hint == ("give the id of the one you mean: `%schedule wait j-2` (the newest) or "
                                 "`%schedule wait j-1`"), magic.value.hint
+
+
+def test_newuser38_n33_a_personal_labs_environment_only_fence_is_said_at_info_the_hubs_at_warning(
+        tmp_path: Any, caplog: Any, monkeypatch: Any) -> None:
+    """newuser38 n33: an ordinary user's own ``jupyter lab`` logged at WARNING on every start "GPUs fenced by
+    environment only …: a job that sets CUDA_VISIBLE_DEVICES itself can open every GPU of this host" — its jobs are
+    that user's own processes: hub-admin advice in a newcomer's first log. Said at INFO there; the hub's service
+    (other accounts' jobs run here: ``warns_oom_floor``, set by HubSchedApp.service_settings) keeps the WARNING."""
+    import logging
+
+    from jupyter_sched.executors import limits
+    from jupyter_sched.services import build_services
+
+    monkeypatch.setattr(limits.LocalLimits, "fences_gpus", property(lambda self: False))  # this VM: cgroup v2
+    levels = {}
+    for hub in (False, True):
+        caplog.clear()
+        settings = {"db_url": f"sqlite:///{tmp_path / f'{hub}.sqlite'}", "log_dir": str(tmp_path / f"jobs{hub}"),
+                    "inventory_source": "simulated", "simulated_gpus": 1, "telemetry_source": "off",
+                    **({"warns_oom_floor": True} if hub else {})}
+        with caplog.at_level(logging.INFO, logger="jupyter_sched"):
+            services = build_services(settings)
+        services.store.close()
+        (line,) = [r for r in caplog.records if "local jobs: GPUs fenced by environment only" in r.getMessage()]
+        levels[hub] = line.levelno
+    assert levels == {False: logging.INFO, True: logging.WARNING}, levels
