@@ -34,7 +34,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     # the scheduler's own decisions
     "preempt", "reclaim", "reclaim_dropped", "budget_release", "nomination_reclaimed", "eta_moved", "progress_ignored", "progress_over_limit", "idle_warning", "idle_reclaim", "idle_clear",
     "idle_kernel_shutdown", "idle_kernel_held",
-    "budget_warning", "never_fits_quota", "team_left", "team_rejoined", "priority_class_revoked", "priority_class_regranted", "team_moved", "user_renamed",
+    "budget_warning", "never_fits_quota", "team_left", "team_rejoined", "team_order", "priority_class_revoked", "priority_class_regranted", "team_moved", "user_renamed",
     "node_cordoned", "node_uncordoned", "inventory_changed",
     # the service and its store
     "job_secret_rotated", "leader_acquired", "leader_resigned", "pruned", "quarantine_removed", "quarantine_repaired",
