@@ -118,7 +118,8 @@ describe('s34 newuser33 n9: Resubmit → the Submit form filled with the job', (
     const edit = jobEdit(job, '/srv/root', 'team-ml', 'timeLimit');
     expect(edit.values).toEqual({
       path: 'work/train.py', args: "--epochs 3 --title 'my run'", gpus: '2', model: 'Simulated GPU 80GB', priority: 'low',
-      timeLimit: '1m', name: 'slowq', team: 'team-cv', cpu: '4', memory: '16GiB'
+      timeLimit: '1m', name: 'slowq', team: 'team-cv', cpu: '4', memory: '16GiB',
+      noPreempt: false // the form's "Free GPUs only" box (s38-nopreempt c53fe3ee): a job that did not ask it, unticked
     });
     expect(edit.carriedWords).toEqual(['env BATCH, SEED', 'working dir /srv/root/work', 'image python:3.11', 'port 8000']);
     // unchanged, the form sends what Resubmit sends (in the form's spellings)
