@@ -60,15 +60,22 @@ def test_newuser18_n8_openapi_documents_total_gpus_and_what_gpus_means_for_a_gan
 # ---- N16: the admit audit's GPU count -------------------------------------------------------------
 
 def test_newuser18_n16_admit_reason_says_1_gpu_borrowed_not_1_gpus(services: Services) -> None:
+    """The admit audit says "borrowing 1 GPU" and "borrowing 0.5 GPU", never "1 GPUs".
+
+    The half share opens a GPU of its own here (the whole job holds another one, nothing else is
+    shared), and since red team 38 R3 (2dde5ddc) a GPU only one team's shares hold counts whole
+    against its lines: the share borrows 1 GPU. So the guarantee is 0.5 GPU: whichever of the two is
+    admitted first borrows 0.5 GPU, the second 1 GPU — both forms of the count are said."""
     root = services.caller("root", admin=True)
     bo = services.caller("bo", admin=False)
     team = services.accounting.me(bo).team
     with services.store.transaction() as tx:
-        tx.replace_quota_set(QuotaSet(quotas=(Quota(team=team, guaranteed=0, borrowing_limit=None),)))
+        tx.replace_quota_set(QuotaSet(quotas=(Quota(team=team, guaranteed=0.5, borrowing_limit=None),)))
     whole = services.jobs.submit(bo, SubmitJobRequest(gpus=1, command=["sleep", "30"]))
     half = services.jobs.submit(bo, SubmitJobRequest(gpus=0.5, command=["sleep", "30"]))
     services.engine.tick()
     said = {r.job_id: r.message for r in services.audit.list(root, GetAuditRequest(action="admit")).root}
-    assert said[whole.id].endswith(f"fits; borrowing 1 GPU above {team}'s guarantee"), said
-    assert said[half.id].endswith(f"fits; borrowing 0.5 GPU above {team}'s guarantee"), said
+    ends = sorted(said[j.id].split(": ", 1)[1] for j in (whole, half))
+    assert ends == [f"fits; borrowing 0.5 GPU above {team}'s guarantee",
+                    f"fits; borrowing 1 GPU above {team}'s guarantee"], said
     assert "GPUs above" not in " ".join(said.values())
