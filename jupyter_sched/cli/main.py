@@ -79,14 +79,15 @@ PROG = "jupyter-sched"
 
 EXIT_STATUS_HELP = (f"Exit status: {EXIT_OK} done; {EXIT_USAGE} bad input: fix the command and run it again "
                     "(an unknown option, a missing or wrong value such as --gpus two or --time-limit 2x, a file that "
-                    "is not there — whether this CLI or the server found it; the line ends [usage_error], "
-                    f"[validation_error] or [invalid_timestamp]); {EXIT_REFUSED} refused: the request was fine but the "
+                    "is not there — whether this CLI or the server found it; the line ends with the error's code); "
+                    f"{EXIT_REFUSED} refused: the request was fine but the "
                     "server will not do it (no such job, not yours, over a quota, busy; the line ends with the reason's "
                     f"code); {EXIT_NO_SERVER} no server answered; {EXIT_JOB_FAILED} and {EXIT_TIMEOUT} wait's outcomes "
                     f"(`{PROG} wait --help`); {EXIT_INTERRUPTED} interrupted.")
 """The exit statuses of every subcommand, in ``jupyter-sched --help`` (newuser38 n2: a bad value was 1 or 2
 by where it was checked, ``--time-limit 2x`` 1 and ``-5m`` 2, ``--workdir /nonexistent`` 1 and
-``--script nosuch.py`` 2: a script could not tell a mistake of its own from a refusal)."""
+``--script nosuch.py`` 2: a script could not tell a mistake of its own from a refusal). It names no error code: the
+bare ``jupyter-sched`` prints this help, and help is no error line (newuser32 n10); :data:`INPUT_CODES` are the codes."""
 
 INPUT_CODES = frozenset({"usage_error", "validation_error", "invalid_timestamp"})
 """The error codes of bad input: exit :data:`EXIT_USAGE` (:func:`refused_status`)."""
