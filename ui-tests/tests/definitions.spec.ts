@@ -48,6 +48,11 @@ test('a definition created from the panel runs, and its failed run names the cel
   await upload(page, 'regions.ipynb', regionNotebook());
   const view = await openView(page);
 
+  // run A (s38): the "Free GPUs only" box stood alone, centred, on a line above its words — it sits on their line, before them
+  const box = await view.locator('.jp-sched-defs-nopreempt').boundingBox();
+  const words = await view.locator('.jp-sched-defs-field-nopreempt .jp-sched-defs-label').boundingBox();
+  expect(box && words && box.y < words.y + words.height && words.y < box.y + box.height && box.x + box.width <= words.x).toBe(true);
+
   await view.locator('.jp-sched-defs-name').fill('regions');
   await view.locator('.jp-sched-defs-path').fill('regions.ipynb');
   await view.locator('.jp-sched-defs-cron').fill('0 7 * * 1-5');
