@@ -681,13 +681,14 @@ def _config_files(*names: str) -> list[tuple[Any, str]]:
     return out
 
 
-def _config_lines(*, embedded: bool) -> list[str]:
+def _config_lines(*, embedded: bool, hub_store: bool = False) -> list[str]:
     """The start's configuration check (:func:`jupyter_sched.extension.config_check.config_problems`, the one
     check) on the config this doctor's server reads: ``jupyter_server_config.json``/``.py`` in the Jupyter config
     path (``SchedApp``, a ``jupyter lab``: ``embedded``), else the service's ``jupyter_sched_serve_config.py``
     (``HubSchedApp``), merged as the server merges them. ``config: <files>: N settings to fix`` then one
     line each (field and fix); ``config: <files>: every c.SchedApp setting reads`` when none; ``[]`` when no such
-    file sets ``c.SchedApp`` (newuser29 N4: doctor said nothing of a config the server refused)."""
+    file sets ``c.SchedApp`` (newuser29 N4: doctor said nothing of a config the server refused). No service config
+    found is said only of a ``hub_store`` (:func:`_is_hub_store`): a named store of a personal lab has no service."""
     from traitlets.config import Config
 
     from ..wording.config import CONFIG_FILE
@@ -696,9 +697,8 @@ def _config_lines(*, embedded: bool) -> list[str]:
         configs = _server_configs() if embedded else _serve_configs()
     except SchedError as exc:  # doctor --config FILE that does not load
         return [f"config: {exc.message} — {exc.hint}", "  (not checked)"]
-    if not configs and not embedded:  # said, not left out: the service's settings went unchecked (newuser38 n32)
-        return [f"config: no {CONFIG_FILE} in the Jupyter config path (jupyter --paths): nothing checked — a service "
-                "started with --config=FILE: pass it here, jupyter-sched doctor --config FILE"]
+    if not configs and not embedded and hub_store:  # said: the service's settings went unchecked (newuser38 n32)
+        return [f"config: no {CONFIG_FILE} in the Jupyter config path (jupyter --paths): {UNCHECKED}"]
     merged = Config()
     for config, _ in reversed(configs):  # the highest priority (first) last: it wins
         merged.merge(config)
@@ -721,6 +721,32 @@ def _config_lines(*, embedded: bool) -> list[str]:
     head = f"config: {where}: {len(found)} setting{'s' if len(found) != 1 else ''} to fix (the server refuses " \
         "to start with a bad one, and ignores a name that is no setting)"
     return [head, *(f"  {line}" for line in found)]
+
+
+UNCHECKED = ("nothing checked — a service started with --config=FILE: pass it here, jupyter-sched doctor --config "
+             "FILE")
+"""What a hub store's doctor says when no service config is found (newuser38 n32); the config check's fix."""
+
+
+def _is_hub_store(store: Store | None, url: str) -> bool:
+    """Whether the store checked is a hub service's: it holds a listening span (every ``jupyter-sched serve``
+    process writes one once its front door listens, :mod:`jupyter_sched.hub.listening`; a ``jupyter lab`` writes
+    none), or a ``jupyter-sched serve`` on this host registered with it (:mod:`~jupyter_sched.extension
+    .host_schedulers`, the store's digest). Run A of session 38: no service config was said as a warning for any named
+    store, a personal lab's SQLite file too, where no service config exists to be found."""
+    if store is not None:
+        try:
+            with store.engine.connect() as conn:
+                if conn.execute(sa.select(tables.service_spans.c.id).limit(1)).first() is not None:
+                    return True
+        except sa.exc.SQLAlchemyError:  # a store without the table (older schema): the registry still says
+            pass
+    try:  # the slim install has no jupyter_server: no service of it runs from here
+        from ..extension.host_schedulers import SERVE, others, store_digest
+    except ImportError:
+        return False
+    digest = store_digest(url)
+    return bool(digest) and any(s.kind == SERVE and s.store == digest for s in others(me_pid=os.getpid()))
 
 
 def _unread_config_here(*, embedded: bool) -> str:
@@ -936,12 +962,14 @@ def _scan_checks(store: Store, choice: StoreChoice, entries: Sequence[Quarantine
         except SchedError:  # a --config FILE that does not load: the config line says so
             configs = []
         checks += [c for c in (_job_python_check(configs), _log_disk(store, configs), _front_door_check()) if c]
-    config_lines = _config_lines(embedded=choice.embedded)  # newuser29 N4
+    config_lines = _config_lines(embedded=choice.embedded,  # newuser29 N4
+                                 hub_store=not choice.embedded and _is_hub_store(store, choice.url))
     if config_lines:
         bad = len(config_lines) > 1
-        unchecked = not bad and "nothing checked" in config_lines[0]  # no config found (newuser38 n32)
+        unchecked = not bad and config_lines[0].endswith(UNCHECKED)  # no service config found (newuser38 n32)
         checks.append(Check("config", "fail" if bad else "warn" if unchecked else "ok", config_lines[0],
-                            fix="fix each setting as its line says, then restart the server" if bad else None,
+                            fix="fix each setting as its line says, then restart the server" if bad else
+                            UNCHECKED.split(" — ", 1)[1] if unchecked else None,
                             details=tuple(line.strip() for line in config_lines[1:]), lines=tuple(config_lines)))
     if unread := _unread_config_here(embedded=choice.embedded):  # newuser29 n1
         checks.append(Check("config_file_unread", "warn", unread, fix=unread.split(" — ", 1)[-1], lines=(unread,)))
@@ -974,9 +1002,10 @@ def run(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     _GIVEN_CONFIG[:] = [args.config] if getattr(args, "config", None) else []  # newuser38 n32
     embedded = True  # whose config is checked: the embedded server's, or (a hub's store named) the service's
+    url = ""
     try:
         choice = choose_store(args.db, os.environ)
-        embedded = choice.embedded
+        embedded, url = choice.embedded, choice.url
         if (problem := store_url_problem(choice.url)) is not None:  # THE store-URL check: no traceback (N22)
             raise SchedError(f"{choice.source} {safe_url(choice.url)!r}: {problem[0]}", field="db_url", hint=problem[1])
         missing = _existing_store(choice, os.environ)
@@ -991,7 +1020,8 @@ def run(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
     except SchedError as exc:
         stderr.write(_said(exc))
         if args.action in (None, "scan") and not args.json:  # no store yet: its server's config still checked
-            stdout.writelines(line + "\n" for line in _config_lines(embedded=embedded))
+            stdout.writelines(line + "\n" for line in _config_lines(embedded=embedded, hub_store=not embedded
+                                                                     and _is_hub_store(None, url)))
             if unread := _unread_config_here(embedded=embedded):  # newuser29 n1
                 stdout.write(unread + "\n")
         return EXIT_NO_STORE
