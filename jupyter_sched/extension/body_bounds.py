@@ -23,20 +23,16 @@ in a few C passes and decoded at C speed, as before, off the loop.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from ..errors import SchedError, TooLargeError, ValidationError
+from ..errors import TooLargeError, ValidationError
 from ..model.validation import out_of_range_number
 from .audit_names import request_name
 from .duplicate_keys import DuplicateKey, unique_object
 from .floods import audit_flood
 from .surrogates import lone_surrogate
 
-__all__ = ["MAX_BODY_ITEMS", "ON_LOOP_BYTES", "TooLargeError", "audit_too_large", "body_items", "decoded_body",
-           "refusal_raised", "refusal_returned"]
-
-R = TypeVar("R")
+__all__ = ["MAX_BODY_ITEMS", "ON_LOOP_BYTES", "TooLargeError", "audit_too_large", "body_items", "decoded_body"]
 
 MAX_BODY_ITEMS = 200_000
 """Most JSON items (:func:`body_items`) of a request body. The largest bodies the API takes hold far fewer:
@@ -142,33 +138,4 @@ def decoded_body(raw: bytes, *, most: int = MAX_BODY_ITEMS) -> Any:
     if where is not None:  # "\ud800" escapes decode to text no UTF-8 client can print (stored, shown to all)
         raise ValidationError(f"{where} contains a lone UTF-16 surrogate (an invalid character)", field=where,
                               hint="send valid Unicode text: surrogates only in pairs, as \\uD83D\\uDE00")
-    return value
-
-
-def refusal_returned(work: Callable[[], R]) -> Callable[[], tuple[R | None, SchedError | None]]:
-    """``work`` for a request thread, a refusal it raises returned, not raised (:func:`refusal_raised` raises it
-    on the loop): ``(value, None)`` or ``(None, refusal)``, the refusal without the thread's frames.
-
-    A refusal raised there kept the body for good (run A of session 38: verify 24 V2's bound, ~4 MiB a refused
-    7.5 MB body, since red38 R1 moved large bodies to these threads): its traceback and the exceptions it came
-    from (pydantic's, the decode's) hold the thread's frames — the handler, its request, the decoded body — and
-    those frames the pool's work item, whose future holds the refusal again: a reference cycle, freed only by
-    a full garbage collection, which bytes never prompt. A refusal is said whole by its own fields."""
-    def caught() -> tuple[R | None, SchedError | None]:
-        try:
-            return work(), None
-        except SchedError as refused:  # said whole in its fields: the exceptions it came from are not needed
-            refused.__context__ = refused.__cause__ = None
-            return None, refused.with_traceback(None)
-    return caught
-
-
-async def refusal_raised(answer: Awaitable[tuple[R | None, SchedError | None]]) -> R | None:
-    """The value of a :func:`refusal_returned` call awaited, or its refusal raised here."""
-    value, refused = await answer
-    if refused is not None:
-        try:
-            raise refused
-        finally:  # this frame, in the refusal's traceback, must not hold the refusal: a cycle again
-            del refused
     return value

@@ -42,7 +42,7 @@ from ..store.outage import unreachable
 from .arrival import Arrival
 from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
-from .body_bounds import ON_LOOP_BYTES, TooLargeError, audit_too_large, decoded_body, refusal_raised, refusal_returned
+from .body_bounds import ON_LOOP_BYTES, TooLargeError, audit_too_large, decoded_body
 from .floods import audit_flood
 from .hangup import StopsOnHangUp
 from .http_errors import Utf8Arguments, http_error_body
@@ -245,8 +245,8 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         a 16 MiB body of tiny objects held the loop ~4.6 s; now it waits behind its sender's own calls)."""
         if len(self.request.body or b"") <= ON_LOOP_BYTES:
             return work()
-        run, fn = self.pooled_run(refusal_returned(work), bulk=False)  # a refusal raised there kept the body (V2)
-        return cast(R, await refusal_raised(run(fn)))
+        run, fn = self.pooled_run(work, bulk=False)
+        return cast(R, await run(fn))
 
     async def json_value(self, *, optional: bool = False) -> Any:
         """The request body as decoded JSON (``{}`` when ``optional`` and the body is empty), decoded off
