@@ -21,6 +21,8 @@ from jupyter_sched.cli.main import EXIT_OK
 from jupyter_sched.executors.runas import AccountMapping
 from jupyter_sched.hub.account_said import AccountSaid
 from jupyter_sched.hub.central import refuse_unrunnable
+from tests.accounts import os_accounts
+from tests.accounts import skip_reason as accounts_skip
 
 from .test_cli import cli  # noqa: F401  (the fixture: the program against the test server)
 
@@ -47,11 +49,9 @@ async def test_newuser38_n16_status_says_jobs_cannot_run_and_whom_to_ask(cli: An
     assert "create the account (useradd), or map the user" not in said, said
 
 
+@pytest.mark.skipif(accounts_skip() is not None, reason=f"OS accounts: {accounts_skip()}")
 def test_newuser38_n16_an_account_that_exists_says_nothing() -> None:
-    try:
-        account = pwd.getpwuid(1000).pw_name
-    except KeyError:
-        pytest.skip("this host has no account with uid 1000")
-    said = AccountSaid(AccountMapping(accounts={"n38x": account}))
-    assert said("n38x") == "" and said.kept("n38x") == ""
+    with os_accounts(1, prefix="n38x") as [account]:  # a real account, made for the test
+        said = AccountSaid(AccountMapping(accounts={"n38x": account.name}))
+        assert said("n38x") == "" and said.kept("n38x") == ""
     assert said("no-such-account-n38") and said.kept("no-such-account-n38") is not None
