@@ -10,7 +10,7 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { dryRunSentence, offeredPriorities, offeredTeams, RESUBMIT_COPIED, RESUBMIT_NOT_COPIED, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 import type { Job } from '../src/types';
-import { context, flush, mount, startedModel, text } from './ui';
+import { click, context, flush, mount, startedModel, text } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -23,14 +23,6 @@ async function type(element: HTMLInputElement | HTMLSelectElement, value: string
     Object.getOwnPropertyDescriptor(proto, 'value')!.set!.call(element, value);
     element.dispatchEvent(new Event(element instanceof HTMLSelectElement ? 'change' : 'input', { bubbles: true }));
   });
-}
-
-async function click(element: Element): Promise<void> {
-  await act(async () => {
-    (element as HTMLElement).click();
-  });
-  await settle();
-  await flush();
 }
 
 describe('submit body', () => {

@@ -57,6 +57,18 @@ describe('newuser25 N3: queue positions follow the list the events keep', () => 
     await settle();
     expect(pending()).toEqual([['j1', 1], ['j2', 3], ['j3', 4], ['j4', 2]]);
   });
+
+  // newuser38 n10 (moved here: the same queue): a held job kept "#1" while the next waiting job was the one to
+  // start. Held jobs have no start position; the job's event (reason Held, no position) takes its number away.
+  it('test_newuser38_n10: held, it loses its number and the next waiting job is #1', async () => {
+    expect(pending()).toEqual([['j1', 1], ['j2', 2], ['j3', 3]]);
+    const reason = { code: 'Held', message: 'held by alice at 10:40 UTC', details: { by: 'alice' }, position: null };
+    server.stream.push('job', makeJob({ id: 'j1', name: 'turnc-1', state: 'pending', reason } as never));
+    await settle();
+    expect(pending()).toEqual([['j1', null], ['j2', 1], ['j3', 2]]);
+    const held = model.queue.find(j => j.id === 'j1');
+    expect(held && queueLine(held, new Date())).not.toMatch(/#\d/);
+  });
 });
 
 /**

@@ -15,19 +15,11 @@ import { AdminView } from '../src/sections';
 import { usagePeriodLine, USAGE_DAYS } from '../src/sections/admin';
 import { nullTranslator } from '@jupyterlab/translation';
 import { FakeSchedServer, json, settle } from './fakeserver';
-import { context, flush, mount, startedModel, text } from './ui';
+import { click, context, flush, mount, startedModel, text } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
 });
-
-async function click(element: Element): Promise<void> {
-  await act(async () => {
-    (element as HTMLElement).click();
-  });
-  await settle();
-  await flush();
-}
 
 function adminServer(): { server: FakeSchedServer; usage: { hours: number; since: string[] } } {
   const server = new FakeSchedServer();

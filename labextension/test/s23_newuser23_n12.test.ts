@@ -4,33 +4,17 @@
  * GPUs. Now Save asks the server first (`dry_run: true`): warnings the set in force does not already
  * have are listed with "Save anyway", nothing stored; a save says the saved set's warnings.
  */
-import { act } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nullTranslator } from '@jupyterlab/translation';
 
 import { AdminView } from '../src/sections';
 import { quotaWarningText } from '../src/sections/admin';
 import { FakeSchedServer, json, settle } from './fakeserver';
-import { context, flush, mount, startedModel, text } from './ui';
+import { click, context, flush, mount, startedModel, text, type } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
 });
-
-async function type(element: HTMLInputElement, value: string): Promise<void> {
-  await act(async () => {
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(element, value);
-    element.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-}
-
-async function click(element: Element): Promise<void> {
-  await act(async () => {
-    (element as HTMLElement).click();
-  });
-  await settle();
-  await flush();
-}
 
 const STANDING = 'team default has no quota line: it may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit); give it a line with PUT quotas';
 const STRANDED = 'team ml has only a quota line for user nobody: its other members, you included, may use 0 GPUs (c.SchedApp.unlisted_team_borrowing_limit); give the team a line with PUT quotas';

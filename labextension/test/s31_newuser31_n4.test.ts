@@ -9,18 +9,11 @@ import { act } from 'react';
 
 import { SubmitView } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
-import { context, flush, mount, startedModel, text } from './ui';
+import { context, flush, mount, startedModel, text, type } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
 });
-
-async function type(element: HTMLInputElement, value: string): Promise<void> {
-  await act(async () => {
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(element, value);
-    element.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-}
 
 describe('newuser31 N4', () => {
   it('test_newuser31_n4_submit_says_a_bare_time_limit_is_seconds_in_the_forms_words', async () => {

@@ -1,28 +1,12 @@
-import { act } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { AdminView } from '../src/sections';
 import { FakeSchedServer, json, settle } from './fakeserver';
-import { context, flush, mount, startedModel, text } from './ui';
+import { click, context, flush, mount, startedModel, text, type } from './ui';
 
 afterEach(() => {
   document.body.replaceChildren();
 });
-
-async function type(element: HTMLInputElement, value: string): Promise<void> {
-  await act(async () => {
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(element, value);
-    element.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-}
-
-async function click(element: Element): Promise<void> {
-  await act(async () => {
-    (element as HTMLElement).click();
-  });
-  await settle();
-  await flush();
-}
 
 /** An admin's server whose PUT idle-policy checks threshold_pct and window_s as the real one (400 naming each). */
 function idleServer(): FakeSchedServer {

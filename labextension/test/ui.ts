@@ -30,6 +30,23 @@ export async function flush(): Promise<void> {
   });
 }
 
+/** Type `value` into an input as a user does (React sees an input event). */
+export async function type(element: HTMLInputElement, value: string): Promise<void> {
+  await act(async () => {
+    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(element, value);
+    element.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+}
+
+/** Click `element` and let the answer it sends for render. */
+export async function click(element: Element): Promise<void> {
+  await act(async () => {
+    (element as HTMLElement).click();
+  });
+  await settle();
+  await flush();
+}
+
 /** The toasts' {@link SchedNotifier} on a started model whose server lists `jobs` (no commands registered). */
 export async function notifierOn(jobs: Job[]): Promise<{ server: FakeSchedServer; model: SchedModel; notifier: SchedNotifier }> {
   const server = new FakeSchedServer();
