@@ -103,7 +103,8 @@ class Exited:
     """The work ended on its own, not by a stop: none had reached the executor, or nothing of it ran and its end was
     recorded when one did (newuser38 N4: a job that had exited 0 was recorded "cancelled … (exited with code 0)" when
     a cancel came between its exit and the engine's next look). The engine then keeps its own end. The local executor
-    says it; the Kubernetes executor does not yet (a stop intent there settles the end as before)."""
+    says it, and the Kubernetes executor of every end a Job's own ``Complete``/``Failed`` condition says (read again
+    from the API server when a stop comes: a Job it deletes gets no condition after)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,6 +130,7 @@ class FakeKubernetes:
         self.create_hooks: list[Callable[[str, Obj], tuple[int, Obj] | None]] = []
         self.patch_hooks: list[Callable[[str, str, Obj], tuple[int, Obj] | None]] = []  # (plural, name, patch)
         self.stale_lists = False  # every LIST answers a version already compacted (watch: 410 at once)
+        self.held_watches: set[str] = set()  # plurals whose open watches send nothing until released (a lagging watch)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -239,6 +240,18 @@ class FakeKubernetes:
         """End every open watch stream (as an API server restart would)."""
         with self._lock:
             self._generation += 1
+            self._lock.notify_all()
+
+    def hold_watches(self, *plurals: str) -> None:
+        """Open watches of ``plurals`` send nothing until :meth:`release_watches` (a watch cache that lags behind
+        etcd, as a loaded API server's does: a GET or LIST answers the object as it is, the watch tells it later)."""
+        with self._lock:
+            self.held_watches.update(plurals)
+
+    def release_watches(self, *plurals: str) -> None:
+        """Held watches of ``plurals`` send what happened meanwhile, in order."""
+        with self._lock:
+            self.held_watches.difference_update(plurals)
             self._lock.notify_all()
 
     def list_count(self, plural: str) -> int:
@@ -492,7 +505,7 @@ class FakeKubernetes:
             while True:
                 with self._lock:
                     while (not self._closing and not deadline.is_set() and self._generation == generation
-                           and not (self._history and self._history[-1][0] > cursor)):
+                           and (plural in self.held_watches or not (self._history and self._history[-1][0] > cursor))):
                         self._lock.wait(1.0)
                     if self._closing or deadline.is_set() or self._generation != generation:
                         return

@@ -24,6 +24,10 @@ cache holds the API's own dicts):
   the Job and all its pods are gone, i.e. when the GPUs are really free; its message says which
   signals the containers' processes got (newuser30 n16; the pod's log is the container's own, which the
   service cannot write, and no process of a pod is seen from here to be named).
+  A Job that had already ended on its own keeps its end (:attr:`Exited.before_stop`, newuser38 N4 on Kubernetes):
+  ``stop`` reads the Job's status from the API server before the delete (the watch may lag), and a Job's
+  ``Complete``/``Failed`` condition seen at any time is its own end, since a Job deleted with background
+  propagation is removed at once and no condition is written to it after.
 * What a container's main process leaves running when it ends (PID 1 of the container's PID namespace)
   the kernel SIGKILLs with it, at once and unseen: unlike the local executor's wrapper
   (:mod:`..wrapper`), nothing here can name those processes.
@@ -40,7 +44,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
@@ -110,6 +114,7 @@ class _Tracked:
     connection: str | None = None  # the "reconnecting to …" sentence last reported, None when connected
     members: tuple[str, ...] = ()              # a gang of worker groups: one Job per group
     failure: Observation | None = None         # how such a gang failed, reported once its pods are gone
+    ended: Observation | None = None           # how its Job(s) had ended on their own when the stop came (read then)
 
 
 _MOST_LOG_MARKS = 1024
@@ -257,14 +262,10 @@ class KubernetesExecutor:
         kind = "jobs" if tracked.kind == "Job" else "deployments"
         current = obj if obj is not None else self._cached(kind, tracked.namespace, tracked.name)
         pods = self._pods_of(tracked)
-        events = self._watching()["events"].items()
-        if tracked.kind == "Job" and tracked.members:
-            jobs = [(m, current if m == tracked.name else self._cached("jobs", tracked.namespace, m))
-                    for m in tracked.members]
-            return observe_gang(jobs, pods, events, queue=tracked.queue)
         if tracked.kind == "Job":
-            return observe_job(current, pods, events, queue=tracked.queue)
-        return observe_deployment(current, pods, events)
+            return self._observe_read(tracked, [(m, current if m == tracked.name else self._cached(
+                "jobs", tracked.namespace, m)) for m in tracked.members or (tracked.name,)], pods)
+        return observe_deployment(current, pods, self._watching()["events"].items())
 
     def submitted_spec(self, spec: JobSpec) -> tuple[JobSpec, list[str]]:
         """A submitted job's spec as stored, and notes for the answer: checked now as its objects will be
@@ -372,6 +373,10 @@ class KubernetesExecutor:
             if tracked is None or tracked.stopping:
                 return
             tracked.stopping = True
+        if tracked.kind == "Job" and tracked.failure is None:  # a failed gang's own stop knows its end
+            ended = self._ended_at_stop(tracked)
+            with self._lock:
+                tracked.ended = ended
         owner: dict[str, Any] = {"apiVersion": "batch/v1" if tracked.kind == "Job" else "apps/v1", "kind": tracked.kind,
                  "metadata": {"name": tracked.name, "namespace": tracked.namespace}}
         service: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
@@ -584,8 +589,7 @@ class KubernetesExecutor:
         if not ended:
             return None
         self._drop_secret(namespace, job.id)
-        return Exited(job.id, observation.exit_code if observation.exit_code is not None else 1,
-                      observation.finished_at or self._clock(), observation.message)
+        return self._own_end(job.id, observation)
 
     def live_copy(self, job: Job) -> tuple[ExecutorHandle, Allocation | None] | None:
         """The handle and allocation of ``job``'s Job if one exists and has not finished, else None
@@ -721,10 +725,9 @@ class KubernetesExecutor:
         if obs.phase == "gone":
             if t.stopping:
                 if not self._pods_of(t):  # GPUs are free only when the pods are gone
-                    f = t.failure
+                    f = t.failure or t.ended  # it had failed/ended on its own: its own end, not the stop's
                     out.append(Exited(t.job_id, _SIGTERM_EXIT, self._clock(), self._stopped_words(t)) if f is None else
-                               Exited(t.job_id, f.exit_code if f.exit_code is not None else 1,
-                                      f.finished_at or self._clock(), f.message))
+                               self._own_end(t.job_id, f))
                     self._end(t)
             elif t.seen:
                 out.append(Lost(t.job_id, f"{t.kind} {t.namespace}/{t.name} was deleted outside jupyter_sched",
@@ -732,6 +735,8 @@ class KubernetesExecutor:
                 self._end(t)
             return out
         t.seen = True
+        if obs.phase in ("succeeded", "failed") and not obs.settled and t.ended is not None and t.ended.settled:
+            obs = t.ended  # read whole at the stop; its pods are going now and may never show their codes here
         if obs.phase in ("succeeded", "failed") and not obs.settled:
             now = self._clock()
             t.settling_since = t.settling_since or now
@@ -759,10 +764,53 @@ class KubernetesExecutor:
             t.failure = obs  # all-or-nothing: the other groups go too, and the end waits for their pods
             self.stop(t.job_id, grace_s=0)
             return out
-        code = obs.exit_code if obs.exit_code is not None else 1
-        out.append(Exited(t.job_id, code, obs.finished_at or self._clock(), obs.message))
+        out.append(self._own_end(t.job_id, obs))
         self._end(t)
         return out
+
+    def _own_end(self, job_id: str, obs: Observation) -> Exited:
+        """The end a Job's own ``Complete``/``Failed`` condition says (``obs``): always its own, never a stop's
+        (:attr:`Exited.before_stop`; a stop deletes the Job, which then gets no condition), said as the local
+        executor says it when the cluster gives no sentence ("exited with code 0")."""
+        code = obs.exit_code if obs.exit_code is not None else 1
+        return Exited(job_id, code, obs.finished_at or self._clock(), obs.message or f"exited with code {code}",
+                      before_stop=True)
+
+    def _ended_at_stop(self, t: _Tracked) -> Observation | None:
+        """How the job's Job(s) had ended on their own when a stop came, read from the API server now (the Job's
+        status as ``batch/v1`` reports it; the watch may not have brought it yet), with its pods' exit codes (read
+        now too when the watch has not brought them); None while it runs, or when it cannot be read (logged: the stop
+        then settles it, as before)."""
+        jobs: list[tuple[str, Mapping[str, Any] | None]] = []
+        for name in t.members or (t.name,):
+            try:
+                jobs.append((name, json.loads(self._batch.read_namespaced_job_status(
+                    name, t.namespace, _preload_content=False).data)))
+            except Exception as exc:
+                if _http_status(exc) != 404:
+                    log.warning("job %s: cannot read Job %s/%s before stopping it (%s): if it had already ended, "
+                                "its end is taken as the stop's", t.job_id, t.namespace, name, _status_message(exc))
+                    return None
+                jobs.append((name, None))
+        obs = self._observe_read(t, jobs, self._pods_of(t))
+        if obs.phase not in ("succeeded", "failed"):
+            return None
+        if not obs.settled:  # a failed Job's pods, as the API server has them now
+            try:
+                listed = self._core.list_namespaced_pod(t.namespace, _preload_content=False,
+                                                        label_selector=f"{LABEL_JOB_ID}={label_value(t.job_id)}")
+                obs = self._observe_read(t, jobs, json.loads(listed.data).get("items") or [])
+            except Exception as exc:
+                log.warning("job %s: cannot list its pods before stopping it (%s)", t.job_id, _status_message(exc))
+        return obs if obs.phase in ("succeeded", "failed") else None
+
+    def _observe_read(self, t: _Tracked, jobs: Sequence[tuple[str, Mapping[str, Any] | None]],
+                      pods: list[dict[str, Any]]) -> Observation:
+        """A Job's (or a gang's Jobs') observation from ``jobs`` (``(name, object or None)``) and ``pods``."""
+        events = self._watching()["events"].items()
+        if t.members:
+            return observe_gang(jobs, pods, events, queue=t.queue)
+        return observe_job(jobs[0][1], pods, events, queue=t.queue)
 
     def _end(self, t: _Tracked) -> None:
         """Forget a job that ended; its token Secret is deleted once the lock is released (:meth:`_drop_secrets`)."""
