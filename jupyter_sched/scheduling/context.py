@@ -303,9 +303,9 @@ class CycleContext:
         self._holder_index: tuple[dict[str, list[Holder]], dict[str, list[Holder]]] | None = None
         # a fraction holds the rest of its GPU away from whole-GPU work: reclaim counts it whole
         # (.preempt.candidates.held_away; red team 15 R5), looked at only when shares exist
-        self.shares_held = any(j.spec.resources.fractional for j in snapshot.jobs)
-        self.share_holders = [j.id for j in snapshot.jobs if j.state.holds_gpus and j.allocation is not None
-                              and j.allocation.gpu_milli < GPU_MILLI] if self.shares_held else []
+        # (count_shares: from the first share on, a live one-job decision's too; red39 R1)
+        self.shares_held = False
+        self.share_holders: list[str] = []
         # this cycle's admissions of a share of a GPU (allocation gpu_milli < 1000), in admission order:
         # a subset of ``fresh`` kept in step with it (.admit adds, .preempt.issue withdraws), so
         # shares_now reads the few shares, not every admission (issue 17)
@@ -321,9 +321,8 @@ class CycleContext:
         self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None] | None] = {}
         # every quota check counts what a team's shares hold away, as reclaim does (red team 38 R3)
         self.quota.held_away = None
-        if self.shares_held:
-            from .preempt.candidates import held_away  # the package imports this module
-            self.quota.held_away = partial(held_away, self)
+        if any(j.spec.resources.fractional for j in snapshot.jobs):
+            self.count_shares()
         self.holders_said: dict[tuple[object, ...], tuple[str, str]] = {}
         # .preempt.refusals._held_by: per team, the kinds holding its GPUs (is a lease?), read once a cycle
         self.held_kinds: dict[str, set[bool]] | None = None
@@ -457,6 +456,23 @@ class CycleContext:
                 found = OwnerLeases(public, tuple(entries))
         self._owner_leases[key] = self._owner_leases[asked] = found
         return found
+
+    def count_shares(self) -> None:
+        """Count GPU shares from now on: what a team's shares hold away in every quota check, reclaim and
+        reason (:func:`.preempt.candidates.held_away`). On from the start when a job of the snapshot asks
+        for a share; else turned on by the first share a live one-job decision visits
+        (:meth:`.live.LiveCycle.decide`) — red team 39 R1: a ledger built while the team ran no share
+        charged a burst of 0.1-GPU shares submitted after it their fractions, each opening a GPU of its
+        own, every free GPU held on a limit of two."""
+        if self.shares_held:
+            return
+        self.shares_held = True
+        self.share_holders = [j.id for j in self.snap.jobs if j.state.holds_gpus and j.allocation is not None
+                              and j.allocation.gpu_milli < GPU_MILLI]
+        self.share_holder_set = frozenset(self.share_holders)
+        self.held_away_memo = None
+        from .preempt.candidates import held_away  # the package imports this module
+        self.quota.held_away = partial(held_away, self)
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:
         """The holders of GPU shares on the ledger now (running ones and this cycle's admissions),

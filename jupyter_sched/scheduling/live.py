@@ -131,6 +131,8 @@ class LiveCycle:
         ctx.now = now
         ctx.admits, ctx.preempts, ctx.pends, ctx.rejects, ctx.audit = [], [], [], [], []
         ctx.by_id[job.id] = job
+        if job.spec.resources.fractional:  # a share counts what it holds away, as in a full cycle (red39 R1)
+            ctx.count_shares()
         if runtime is not None:
             self._learned[job.id] = runtime
         # Jobs admitted on this ledger (by its cycle or here) are fresh admissions to it: not victims,
