@@ -338,6 +338,7 @@ class HubSchedApp(SchedApp):
         self.team_order = TeamOrder(record=self._record_team_order)  # default team = first joined (newuser38 N3)
         if hasattr(self.services, "admission"):
             self.services.admission.group_order = self.team_order.order
+            self.services.admission.team_note = self.team_order.submit_note  # once on a submit too (newuser38 N3)
         self._offboarding = False
         if hasattr(self.services, "set_held_users"):  # pending work of users the hub no longer lists (R9)
             self.services.set_held_users(self.offboarding.held, self.offboarding.removed_groups)

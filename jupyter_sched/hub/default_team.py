@@ -5,7 +5,7 @@ alphabetically first (known teams first). Added by a hub admin to a second group
 ``vision``, a user's new work was silently charged to ``nlp``. Now each user's groups keep the order
 this service first saw them in (a group joined later goes last; one left drops out, so the next by join
 order becomes the default), kept in the audit (action :data:`ORDER_ACTION`, read back at a start), and a
-change is said to the user: ``you are now also in nlp; new work still goes to vision — --team nlp to
+change is said to the user — once on their next submit too (:meth:`TeamOrder.submit_note`): ``you are now also in nlp; new work still goes to vision — --team nlp to
 charge it`` (``GET me``'s ``team_note``, ``jupyter-sched status``'s ``team`` line) for :data:`NOTE_S`.
 
 Known teams (with a quota line or policy) still come before groups without one (:func:`resolve_caller`).
@@ -61,6 +61,7 @@ class TeamOrder:
         self._order: dict[str, tuple[str, ...]] = {}
         self._notes: dict[str, tuple[datetime, str]] = {}
         self._recorded: set[str] = set()
+        self._submitted: set[str] = set()  # users whose note a submit's answer said (:meth:`submit_note`)
         self._lock = threading.Lock()
         self.record = record
         """``record(user, teams)``: keep a changed order (the central service writes the audit record)."""
@@ -86,6 +87,17 @@ class TeamOrder:
         said = self._notes.get(user)
         return said[1] if said is not None and (now - said[0]).total_seconds() < NOTE_S else ""
 
+    def submit_note(self, user: str, now: datetime) -> str:
+        """:meth:`note`, said once more on ``user``'s next submit that names no team, within :data:`NOTE_S` (the
+        submit's answer: CLI ``submit``, ``%gpu request``, ``%%schedule``, the panel's toast), then not again until
+        their groups change (newuser38 N3: only ``GET me``/``status`` said it, which a user may not read)."""
+        with self._lock:
+            said = self._notes.get(user)
+            if said is None or user in self._submitted or (now - said[0]).total_seconds() >= NOTE_S:
+                return ""
+            self._submitted.add(user)
+            return said[1]
+
     def observe(self, models: Mapping[str, Mapping[str, Any]], now: datetime) -> list[str]:
         """The hub poll's user models: each user's groups in join order; the users whose order changed."""
         changed = []
@@ -104,6 +116,7 @@ class TeamOrder:
                     continue  # one group: no choice to keep yet
                 if before is not None and (note := order_note(before, after)):
                     self._notes[user] = (now, note)
+                    self._submitted.discard(user)  # a new change: said on the next submit again
                 self._recorded.add(user)
                 changed.append(user)
                 if self.record is not None:

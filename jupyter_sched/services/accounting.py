@@ -23,8 +23,9 @@ from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_window, to_iso
 from ..quota.held_whole import team_milli_held
 from ..quota.ledger import line_applies
+from ..scheduling.preempt.cooldown import team_cooldowns
 from ..store import StoreTx
-from ..wording.quota import quota_text
+from ..wording.quota import quota_text, reclaim_paused_text
 from ..wording.status import waiting_on_you_text
 from .budget_standing import period_reset
 from .context import Context
@@ -254,9 +255,11 @@ class AccountingService:
         }
         # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
         # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
-        fields["quota_text"] = quota_text(fields)
+        fields["reclaim_cooldowns"] = self._cooldowns(caller.teams, now)  # before any job waits on it (newuser38 n21)
+        fields["quota_text"] = quota_text(fields, now)
         if (waiting := self._waiting_on(caller.user)) is not None:  # newuser31 n14
             fields["waiting_on_you"] = waiting
+        fields["held"] = self._held_work(caller.user, pending)  # said apart from the waiting (newuser38 n24)
         answer = GetMeResponse.model_validate(fields)
         if who is not None and version[0] >= 0:
             if len(self._answers) >= _HELD_USERS and who not in self._answers:
@@ -274,6 +277,37 @@ class AccountingService:
             return None
         return {"jobs": found.jobs + found.leases, "users": list(found.users),
                 "text": waiting_on_you_text(found.jobs, found.leases, found.users)}
+
+    def _cooldowns(self, teams: tuple[str, ...], now: datetime) -> list[dict[str, Any]]:
+        """``reclaim_cooldowns`` of ``GET me``: each of ``teams`` (the caller's: the releaser's name is a teammate's)
+        whose reclaims wait out a cool-down at ``now``, from the leading engine's last full cycle's reclaims
+        (:func:`~..scheduling.preempt.cooldown.team_cooldowns`: a handful of records, no store read)."""
+        engine = self.ctx.engine
+        if not engine.is_leader or not engine.applier.reclaims:
+            return []
+        found = team_cooldowns(engine.applier.reclaims,
+                               float(getattr(engine.profile, "reclaim_cooldown_s", 0.0) or 0.0), now)
+        out = []
+        for team in teams:
+            if team in found:
+                took, until = found[team]
+                out.append({"team": team, "until": to_iso(until), "user": took.user, "cause": took.cause,
+                            "actor": took.actor or None, "lease": took.lease,
+                            "text": reclaim_paused_text(team, until, now, user=took.user, cause=took.cause,
+                                                        actor=took.actor, lease=took.lease)})
+        return out
+
+    def _held_work(self, user: str, pending: int) -> list[dict[str, Any]]:
+        """``held`` of ``GET me``: ``user``'s held pending jobs by kind, as the leading engine's last full cycle
+        saw them (:func:`~..engine.waiting_on.held_of`); at most ``pending`` in all (one cancelled since)."""
+        engine = self.ctx.engine
+        groups = engine.applier.held.get(user) if engine.is_leader else None
+        out: list[dict[str, Any]] = []
+        for code, jobs, what, fix in groups or ():
+            jobs = min(jobs, pending - sum(g["jobs"] for g in out))
+            if jobs > 0:
+                out.append({"code": code, "jobs": jobs, "what": what, "fix": fix})
+        return out
 
     def _gpu_sums(self, tx: StoreTx, now: datetime, user: str, budgets: list[Budget],
                   ) -> tuple[datetime, float, dict[tuple[str, str | None], float]]:

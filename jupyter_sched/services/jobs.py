@@ -601,6 +601,9 @@ class JobsService:
                 continue  # admitted against a quota set another process replaced: again, on the new one
             break
         self.ctx.kick("submit", job.id, record)  # decided at once when it fits and overtakes nothing (issue 17)
+        said = self.ctx.admission.team_note
+        if said is not None and request.team is None and (note := said(caller.user, self.ctx.clock.now())):
+            warnings = [*warnings, note]  # charged to a default team that changed: once (newuser38 N3)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         with_planned_limit(data, job, self._time_limits())  # what it is stopped at, giving none (newuser28 N8)
         self.ctx.publish({"type": "lease" if job.is_lease else "job", "data": data})

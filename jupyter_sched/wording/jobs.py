@@ -24,7 +24,7 @@ from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary", "reclaim_cost_text",
-           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
            "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
 
@@ -193,8 +193,36 @@ def my_work(me: Mapping[str, Any], stopping: Sequence[Mapping[str, Any]] = ()) -
     if text:
         text += f", on {gpus_phrase(float(in_use.get('gpus') or 0))}"  # one GPU-count formatter (new user 17, N22)
     if pending:
-        text += ("; " if text else "") + f"{pending} pending"
+        text += ("; " if text else "") + f"{pending} pending" + _held_said(me, pending)
     return text or "nothing running or pending"
+
+
+def _held_said(me: Mapping[str, Any], pending: int) -> str:
+    """``, held: never starts (you left team nlp) — cancel and resubmit with --team vision`` after ``1 pending``
+    (``GET me``'s ``held``; newuser38 n24: ``1 pending`` alone of a job that never starts); ``, 2 of them held``
+    with several kinds of hold (:func:`~.held.held_line` says each on a line of its own); where the caller's jobs
+    cannot run as their account (``jobs_cannot_run``), that the others wait on it."""
+    from .held import held_line
+
+    groups = [g for g in me.get("held") or () if isinstance(g, Mapping) and held_line(g)]
+    held = min(pending, sum(int(g["jobs"]) for g in groups))
+    said = ""
+    if held:
+        said = ", " + (("held" if pending == 1 else "all held") if held == pending else f"{held} of them held")
+        if len(groups) == 1:  # one kind: said here; several: one line each (held_lines)
+            said += f": {groups[0]['what']}" + (f" — {groups[0]['fix']}" if groups[0].get("fix") else "")
+    if me.get("jobs_cannot_run") and pending > held:
+        said += (f"; the other{'s' if pending - held > 1 else ''}" if held else ", which") + \
+            " cannot run until your OS account is fixed (the jobs line above)"
+    return said
+
+
+def held_lines(me: Mapping[str, Any]) -> list[str]:
+    """One ``2 held: … — …`` line per kind of hold where the caller has several (:func:`my_work` says one itself)."""
+    from .held import held_line
+
+    lines = [line for g in me.get("held") or () if isinstance(g, Mapping) and (line := held_line(g))]
+    return lines if len(lines) > 1 else []
 
 
 def granted_uuids(job: Mapping[str, Any]) -> tuple[str, ...]:

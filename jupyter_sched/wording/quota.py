@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ..model.units import clock_text, gpus_phrase
 
-__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "no_gpus_fix", "quota_source_text", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
+__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "reclaim_paused_text", "no_gpus_fix", "quota_source_text", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
 
 UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 """The setting that bounds the teams without a quota line (said to admins in the fixes)."""
@@ -128,7 +128,40 @@ def _gpus(value: Any) -> str:
     return gpus_phrase(float(value or 0))  # one GPU-count formatter: never "1 GPUs" (new user 17, N22)
 
 
-def quota_text(me: Mapping[str, Any]) -> str:
+def reclaim_paused_text(team: str, until: datetime, now: datetime | None, *, user: str, cause: str,
+                        actor: str = "", lease: bool = False) -> str:
+    """A team's reclaim cool-down as its members read it in ``status`` / ``%gpu`` / the panel's Quota section
+    (newuser38 n21: only a pending job's reason said it, so a teammate learnt it from a job that waited):
+    ``vision: reclaims paused until 11:08 UTC (cool-down after n38a's release): its jobs take no borrowed GPUs
+    back until then``. ``user``: the owner of the work that took GPUs back and gave them up (a teammate's name:
+    said to the team's members only); ``cause``/``actor``: how it ended and who ended it
+    (:func:`~.preemption.reclaim_end_text`); ``lease``: it was a kernel's lease."""
+    from .preemption import reclaim_end_text  # wording.reasons imports this module, and preemption it
+
+    kind = "lease" if lease else "job"
+    if cause in ("release", "cancel") and actor and actor != user:
+        after = f"after {actor} {'released' if cause == 'release' else 'cancelled'} {user}'s {kind}"
+    elif cause in ("release", "cancel"):
+        after = f"after {user}'s {cause}"
+    else:
+        after = f"after {user}'s {kind} gave up the GPUs it took back ({reclaim_end_text(cause)})"
+    return (f"{team}: reclaims paused until {clock_text(until, now)} (cool-down {after}): its jobs take no "
+            "borrowed GPUs back until then")
+
+
+def _paused(entry: Mapping[str, Any], now: datetime | None) -> str:
+    """:func:`reclaim_paused_text` of one ``GET me`` ``reclaim_cooldowns[]`` entry ("" when it is over or not one)."""
+    from .reasons import wire_time  # wording.reasons imports this module
+
+    until = wire_time(entry.get("until"))
+    if until is None or not entry.get("team") or (now is not None and until <= now):
+        return ""
+    return reclaim_paused_text(str(entry["team"]), until, now, user=str(entry.get("user") or ""),
+                               cause=str(entry.get("cause") or ""), actor=str(entry.get("actor") or ""),
+                               lease=bool(entry.get("lease")))
+
+
+def quota_text(me: Mapping[str, Any], now: datetime | None = None) -> str:
     """``team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU
     of them yours`` from ``GET me``: one line (joined by newlines) per team in ``by_team`` — the
     caller's default team, then each other team their GPU-holding work is charged to — each saying
@@ -136,21 +169,32 @@ def quota_text(me: Mapping[str, Any]) -> str:
     "2 GPUs in use by the team, 4 GPUs of them yours", the caller's total beside one team's). A line
     of one GPU model or of the caller alone is said as such; a team without a line of its own
     (``by_team[].unlisted``) in :func:`unlisted_text`'s words. See :func:`quota_lines`."""
-    return "\n".join(quota_lines(me))
+    return "\n".join(quota_lines(me, now))
 
 
-def quota_lines(me: Mapping[str, Any]) -> list[str]:
-    """:func:`quota_text`'s lines (``jupyter-sched status`` indents those after the first)."""
+def quota_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]:
+    """:func:`quota_text`'s lines (``jupyter-sched status`` indents those after the first); each team's reclaim
+    cool-down (``reclaim_cooldowns``) on the line after its quota line (:func:`reclaim_paused_text`, as of
+    ``now``: the clock's when None)."""
+    now = now or datetime.now(timezone.utc)
     default = str(me.get("team") or "")
     teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
+    paused = {str(c.get("team")): said for c in me.get("reclaim_cooldowns") or ()
+              if isinstance(c, Mapping) and (said := _paused(c, now))}
     if teams:
-        return [_team_line(str(t["team"]), t.get("quotas"), t.get("in_use"), t.get("yours"),
-                           default=str(t["team"]) == default, unlisted=bool(t.get("unlisted")),
-                           scope=_scope_text(str(t["team"]), t.get("unlisted_scope"), str(me.get("user") or "")))
-                for t in teams]
+        lines = []
+        for t in teams:
+            lines.append(_team_line(str(t["team"]), t.get("quotas"), t.get("in_use"), t.get("yours"),
+                                    default=str(t["team"]) == default, unlisted=bool(t.get("unlisted")),
+                                    scope=_scope_text(str(t["team"]), t.get("unlisted_scope"),
+                                                      str(me.get("user") or ""))))
+            if str(t["team"]) in paused:
+                lines.append(paused.pop(str(t["team"])))
+        return [*lines, *paused.values()]
     # an older server: its default team only, beside what the caller holds in all
     in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
-    return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True)]
+    return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True),
+            *paused.values()]
 
 
 def full_team_limit(me: Mapping[str, Any]) -> float | None:

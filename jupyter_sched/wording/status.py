@@ -10,7 +10,7 @@ from typing import Any
 from ..model.periods import this_period_text
 from ..model.units import clock_text, gpu_hours_phrase, gpu_hours_text
 from .cordons import drain_text
-from .jobs import gone_text, my_work, projected_text, unhealthy_text
+from .jobs import gone_text, held_lines, my_work, projected_text, unhealthy_text
 from .quota import quota_lines
 from .reasons import wire_time, work_named
 from .reported import progress_text
@@ -76,6 +76,7 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
     for warning in inventory.get("warnings") or []:  # admins: a bad inventory file edit (hub admin 22, H12)
         lines.append(f"inventory  {warning}")
     lines.append(f"my work    {my_work(me, stopping)}")
+    lines.extend(f"{'':<11}{line}" for line in held_lines(me))  # several kinds of hold, each with its fix (n24)
     waiting = me.get("waiting_on_you")
     if isinstance(waiting, Mapping) and waiting.get("text"):  # someone waits on my GPUs (newuser31 n14)
         lines.append(f"{'':<11}{waiting['text']}")
@@ -90,7 +91,7 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
         said = [*said[:PROGRESS_SHOWN - 1], f"and {more} more (`jupyter-sched jobs` or `%schedule jobs` lists them)"]
     lines.extend(f"{'progress' if i == 0 else '':<11}{line}" for i, line in enumerate(said))
     # new user 11, N21: first met as a pending reason or a 422; one line per team charged (new user 18, N1)
-    lines.extend(f"{'quota' if i == 0 else '':<11}{line}" for i, line in enumerate(quota_lines(me)))
+    lines.extend(f"{'quota' if i == 0 else '':<11}{line}" for i, line in enumerate(quota_lines(me, now)))
     lines.extend(f"{'budget' if i == 0 else '':<11}{line}" for i, line in enumerate(budget_lines(me, now)))
     hours = me.get("gpu_hours_7d")
     if isinstance(hours, (int, float)):  # a user's own GPU-hours, asked for as `jupyter-sched usage` (new user 14, N25)

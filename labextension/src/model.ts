@@ -24,7 +24,9 @@ import {
   connectionChangesOf,
   type IdleEntry,
   type Inventory,
+  HELD_CODES,
   inventoryChangesOf,
+  isHeld,
   isJob,
   isWaiting,
   type IReconnecting,
@@ -62,11 +64,6 @@ export interface ISchedModelOptions {
   now?: () => number;
 }
 
-/**
- * Reason codes of a job held until someone acts (the core's `scheduling.gates.HELD_CODES`): it has no place
- * among the jobs waiting to start, and the job behind it is #1 (newuser38 n10: a held job kept "#1").
- */
-const HELD_CODES = new Set(['Held', 'OwnerRemoved', 'TeamMembership', 'OwnerUnconfirmed', 'QuotaRowUnreadable', 'Reinstalled']);
 
 /** The model. See the module docstring. */
 /** One allocation of a lease: a lease granted again (a new attempt) may keep alive again. */
@@ -541,7 +538,9 @@ export class SchedModel implements ISchedModel {
           // my running work's idle times, for the Queue card's idle line (new user 22, N6): read after the
           // queue, only while some of mine holds GPUs (My work reads them with its own list)
           const holding = this._queue.some(q => this.isMine(q) && ACTIVE_STATES.has(q.state));
-          if (holding || this._me?.waiting_on_you) {
+          // and while some of mine is held, whose kind and fix My work's head says (newuser38 n24)
+          const held = this._queue.some(q => this.isMine(q) && isHeld(q));
+          if (holding || held || this._me?.waiting_on_you || this._me?.held?.length) {
             // who waits for the GPUs my work holds moves with other users' queues, whose events I am not sent:
             // `me` is read with the queue while I hold some (newuser31 n14), and once more when I no longer do
             this.refreshMe();

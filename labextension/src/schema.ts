@@ -1550,6 +1550,10 @@ export interface components {
             quota_text?: string;
             /** @description other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when none does (or this server does not lead the scheduling) */
             waiting_on_you?: components["schemas"]["MeWaitingOnYou"] | null;
+            /** @description your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last scheduling cycle (empty when none, or this server does not lead the scheduling); also in quota_text */
+            reclaim_cooldowns?: components["schemas"]["MeReclaimCooldown"][];
+            /** @description your pending jobs that are held until someone acts, by kind of hold, with what to do, as of the last scheduling cycle (empty when none, or this server does not lead the scheduling) */
+            held?: components["schemas"]["MeHeld"][];
             /** @description hub mode: your hub groups changed in the last day, and where new work goes now (`you are now also in nlp; new work still goes to vision — --team nlp to charge it`); absent otherwise */
             team_note?: string | null;
             /** @description hub mode: why your jobs cannot run on this host and whom to ask (`cannot run — hub user 'n38d' has no OS account 'n38d' on this host to run their jobs as: ask an admin to create the account …`); absent when they can */
@@ -2180,6 +2184,17 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Your pending jobs held until someone acts, of one kind of hold (newuser38 n24). */
+        MeHeld: {
+            /** @description their reasons' code (Held, OwnerRemoved, TeamMembership, OwnerUnconfirmed, QuotaRowUnreadable, Reinstalled) */
+            code: string;
+            /** @description how many of your pending jobs are held so (counted in pending too) */
+            jobs: number;
+            /** @description the hold in a few words: `never starts (you left team nlp)` */
+            what: string;
+            /** @description what to do: `cancel and resubmit with --team vision` */
+            fix: string;
+        };
         MeInUse: {
             /** @description GPUs held now (fractions count) */
             gpus: number;
@@ -2188,6 +2203,25 @@ export interface components {
             leases: number;
             /** @description of those jobs, the ones in the grace of a stop (a cancel, a preemption, a time limit): their stop_requested says which */
             stopping?: number;
+        };
+        /**
+         * @description One of your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down (newuser38 n21):
+         *     work of the team that took GPUs back by reclaim gave them up soon after (DESIGN.md *Reclaim*).
+         */
+        MeReclaimCooldown: {
+            team: string;
+            /** @description when the team's reclaims may go on (ISO 8601 UTC) */
+            until: string;
+            /** @description the teammate whose work took GPUs back and gave them up (said to the team's members only) */
+            user: string;
+            /** @description how that work ended: release, cancel, exit, failure, time_limit, idle_reclaim, budget, preempted or lost */
+            cause: string;
+            /** @description who released or cancelled it, where someone did */
+            actor?: string | null;
+            /** @description it was a kernel's lease (%gpu request) */
+            lease?: boolean;
+            /** @description the line `jupyter-sched status` and the panel's Quota section say: `vision: reclaims paused until 11:08 UTC (cool-down after n38a's release): its jobs take no borrowed GPUs back until then` */
+            text: string;
         };
         MeTeamUse: {
             team: string;

@@ -46,6 +46,17 @@ export function isWaiting(state: string): boolean {
 }
 
 /**
+ * Reason codes of a job held until someone acts (the core's `scheduling.gates.HELD_CODES`): it has no place
+ * among the jobs waiting to start, and the job behind it is #1 (newuser38 n10: a held job kept "#1").
+ */
+export const HELD_CODES: ReadonlySet<string> = new Set(['Held', 'OwnerRemoved', 'TeamMembership', 'OwnerUnconfirmed', 'QuotaRowUnreadable', 'Reinstalled']);
+
+/** A waiting job held until someone acts: counted apart from those waiting to start (newuser38 n24). */
+export function isHeld(job: { state: string; reason?: { code?: string } | null }): boolean {
+  return isWaiting(job.state) && !!job.reason?.code && HELD_CODES.has(job.reason.code);
+}
+
+/**
  * What the reader may do to a waiting job's hold: `hold` (not held), `release` (a hold its owner put,
  * or any hold when the reader is an admin), or null — an admin's hold (`held.admin`), which only an
  * admin releases (PATCH jobs/{id} answers 403: services/job_update.py). Its owner is offered what the

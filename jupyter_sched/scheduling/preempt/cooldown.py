@@ -24,6 +24,7 @@ profile.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from ...model import Job
@@ -31,7 +32,8 @@ from ...wording.preemption import reclaim_cooldown_text, reclaim_dropped_text
 from ..context import CycleContext, Visit
 from ..snapshot import AuditRecord, ReclaimTaken
 
-__all__ = ["ACTION", "COOLDOWN_SETTING", "cooldown_until", "dropped_until", "note_dropped", "say_cooldown"]
+__all__ = ["ACTION", "COOLDOWN_SETTING", "cooldown_until", "dropped_until", "note_dropped", "say_cooldown",
+           "team_cooldowns"]
 
 COOLDOWN_SETTING = "c.SchedApp.reclaim_cooldown_s"
 ACTION = "reclaim_dropped"
@@ -44,6 +46,20 @@ def dropped_until(took: ReclaimTaken, cooldown_s: float) -> datetime | None:
         return None
     until = took.took_at + timedelta(seconds=cooldown_s)
     return until if took.ended_at < until else None
+
+
+def team_cooldowns(reclaims: Iterable[ReclaimTaken], cooldown_s: float,
+                   now: datetime) -> dict[str, tuple[ReclaimTaken, datetime]]:
+    """Per team whose reclaims wait now, ``(the preemptor that dropped what it took, until when)`` — the
+    latest-ending such, as :func:`cooldown_until` finds it for one of the team's jobs. Read once per full
+    cycle by the engine, so a teammate's ``GET me`` says the cool-down before any job of theirs waits on
+    it (newuser38 n21: only a pending job's reason said it)."""
+    found: dict[str, tuple[ReclaimTaken, datetime]] = {}
+    for took in reclaims:
+        until = dropped_until(took, cooldown_s)
+        if until is not None and until > now and (took.team not in found or until > found[took.team][1]):
+            found[took.team] = (took, until)
+    return found
 
 
 def cooldown_until(ctx: CycleContext, job: Job) -> tuple[ReclaimTaken, datetime] | None:

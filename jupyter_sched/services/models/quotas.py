@@ -247,6 +247,32 @@ class MeWaitingOnYou(ResponseModel):
         "(n31a) waits for GPUs you hold` — no job's name or command (their owners' own)"))
 
 
+class MeReclaimCooldown(ResponseModel):
+    """One of your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down (newuser38 n21):
+    work of the team that took GPUs back by reclaim gave them up soon after (DESIGN.md *Reclaim*)."""
+
+    team: str
+    until: str = Field(description="when the team's reclaims may go on (ISO 8601 UTC)")
+    user: str = Field(description="the teammate whose work took GPUs back and gave them up (said to the team's members only)")
+    cause: str = Field(description=(
+        "how that work ended: release, cancel, exit, failure, time_limit, idle_reclaim, budget, preempted or lost"))
+    actor: str | None = Field(default=None, description="who released or cancelled it, where someone did")
+    lease: bool = Field(default=False, description="it was a kernel's lease (%gpu request)")
+    text: str = Field(description=(
+        "the line `jupyter-sched status` and the panel's Quota section say: `vision: reclaims paused until 11:08 UTC "
+        "(cool-down after n38a's release): its jobs take no borrowed GPUs back until then`"))
+
+
+class MeHeld(ResponseModel):
+    """Your pending jobs held until someone acts, of one kind of hold (newuser38 n24)."""
+
+    code: str = Field(description="their reasons' code (Held, OwnerRemoved, TeamMembership, OwnerUnconfirmed, "
+                                  "QuotaRowUnreadable, Reinstalled)")
+    jobs: int = Field(description="how many of your pending jobs are held so (counted in pending too)")
+    what: str = Field(description="the hold in a few words: `never starts (you left team nlp)`")
+    fix: str = Field(description="what to do: `cancel and resubmit with --team vision`")
+
+
 class MeBudget(BudgetView):
     used_gpu_hours: float
     resets_at: str | None = Field(default=None, description=(
@@ -313,6 +339,12 @@ class GetMeResponse(ResponseModel):
     waiting_on_you: MeWaitingOnYou | None = Field(default=None, description=(
         "other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when "
         "none does (or this server does not lead the scheduling)"))
+    reclaim_cooldowns: list[MeReclaimCooldown] = Field(default_factory=list, description=(
+        "your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last "
+        "scheduling cycle (empty when none, or this server does not lead the scheduling); also in quota_text"))
+    held: list[MeHeld] = Field(default_factory=list, description=(
+        "your pending jobs that are held until someone acts, by kind of hold, with what to do, as of the last "
+        "scheduling cycle (empty when none, or this server does not lead the scheduling)"))
     team_note: str | None = Field(default=None, description=(
         "hub mode: your hub groups changed in the last day, and where new work goes now (`you are now also in nlp; "
         "new work still goes to vision — --team nlp to charge it`); absent otherwise"))

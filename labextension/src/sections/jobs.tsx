@@ -10,7 +10,7 @@ import { CommandIDs } from '../commandids';
 import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, shownText, stateLabel, stateWord, stoppingText, workName } from '../format';
 import { keepAliveOffered } from '../keepalive';
 import type { ISchedModel, ISchedSection } from '../tokens';
-import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
+import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isHeld, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
 import { Bar, ErrorNote, ModelView } from './base';
 import { ReasonLine } from './glossary';
 
@@ -174,7 +174,11 @@ export class QueueView extends ModelView {
       return '';
     }
     const pending = model.queue.filter(j => isWaiting(j.state)).length;
-    return trans.__('%1 pending · %2 running', pending, model.queue.length - pending);
+    // held ones are said apart: they never start until someone acts (newuser38 n24: "1 pending" of a job held for good)
+    const held = model.queue.filter(isHeld).length;
+    return held
+      ? trans.__('%1 pending (%2 held) · %3 running', pending, held, model.queue.length - pending)
+      : trans.__('%1 pending · %2 running', pending, model.queue.length - pending);
   }
 
   protected renderView(): React.ReactElement {
@@ -183,6 +187,7 @@ export class QueueView extends ModelView {
     const rows = model.queue.filter(j => !this.mineOnly || model.isMine(j));
     const pending = rows.filter(j => isWaiting(j.state)).sort((a, b) => (queuePosition(a) ?? 1e9) - (queuePosition(b) ?? 1e9));
     const running = rows.filter(j => !isWaiting(j.state));
+    const heldCount = pending.filter(isHeld).length; // said apart (newuser38 n24)
     // the first ones, and mine further back (where I stand matters more than who is between)
     const shownPending = pending.filter((j, i) => i < this.pendingLimit || model.isMine(j)).slice(0, this.pendingLimit + PENDING_SHOWN);
     const hiddenPending = pending.length - shownPending.length;
@@ -219,7 +224,9 @@ export class QueueView extends ModelView {
             {trans.__('Mine only')}
           </button>
         </div>
-        <h4 className="jp-sched-subhead">{trans.__('Pending (%1)', pending.length)}</h4>
+        <h4 className="jp-sched-subhead">
+          {heldCount ? trans.__('Pending (%1, %2 held)', pending.length, heldCount) : trans.__('Pending (%1)', pending.length)}
+        </h4>
         {pending.length ? list(shownPending, trans.__('Pending work')) : <p className="jp-sched-muted">{trans.__('Nothing waiting.')}</p>}
         {hiddenPending > 0 ? (
           <MoreLine
@@ -366,6 +373,12 @@ export class MyWorkView extends ModelView {
       <div>
         <ErrorNote error={model.error('jobs')} />
         {waitingOnMe ? <p className="jp-sched-muted jp-sched-waiting-on-you">{shownText(waitingOnMe)}</p> : null}
+        {/* my held jobs by kind of hold, with what to do: the server's words, as `status` says them (newuser38 n24) */}
+        {(model.me?.held ?? []).map(g => (
+          <p className="jp-sched-muted jp-sched-held-work" key={`${g.code}-${g.what}`}>
+            {shownText(trans._n('%1 held: %2 — %3', '%1 held: %2 — %3', g.jobs, g.what, g.fix))}
+          </p>
+        ))}
         <ul className="jp-sched-list" aria-label={trans.__('My jobs and leases')}>
           {all.map(job => {
             const util = model.jobUtilization(job);
