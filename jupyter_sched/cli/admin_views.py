@@ -557,12 +557,17 @@ def audit(client: Any, args: argparse.Namespace, io: Any) -> int:
         related = _RECORDED_AS.get(str(args.action or ""))
         print("no audit rows match" + (f" — {related}" if related else ""), file=io.out)
         return 0
+    from ..model.units import clocks_said
+    from ..wording.reasons import wire_time
+
     now = datetime.now(timezone.utc)
     table = [["TIME", "ACTOR", "ACTION", "USER", "JOB", "MESSAGE"]]
     for row in rows:
+        # the message's clocks in the TIME column's zone, the reader's (newuser38 n30: "… idle at Dec 7 11:02:00
+        # UTC" beside 03:01:30 PST); a clock without its date is of the row's day
         table.append([record_time(row.get("at"), now), str(row.get("actor") or ""),
                       str(row.get("action") or ""), str(row.get("user") or "-"), str(row.get("job_id") or "-"),
-                      str(row.get("message") or "")])
+                      clocks_said(str(row.get("message") or ""), now, ref=wire_time(row.get("at")))])
     _print(table, io)
     if more:
         print(more, file=io.out)

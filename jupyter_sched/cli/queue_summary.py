@@ -104,7 +104,7 @@ def budget_held(rows: list[Mapping[str, Any]], now: datetime) -> list[str]:
                  else "they start when it resets")
         # budget_admission "safe" holds work a budget not spent yet cannot cover (hubadmin25 B22)
         by = "a spent budget" if " has spent " in message else "what its budget has left"
-        said = said_to_reader(message)  # "today" to a reader on UTC, as `status` says the budget (newuser30 n11)
+        said = said_to_reader(message, now)  # "today" on UTC (newuser30 n11), its clocks in the reader's zone (n30)
         out.append(f"{team}: {count} pending job{'s' if count != 1 else ''} held by {by} — {said}; "
                    f"{start}, or when an admin raises it")
     return out

@@ -39,13 +39,15 @@ UTC_DAY = "this UTC day"
 """A daily budget's period in the server's own words (:func:`this_period_text` with no reader known)."""
 
 
-def said_to_reader(text: str) -> str:
+def said_to_reader(text: str, now: datetime | None = None, *, ref: datetime | None = None) -> str:
     """A server sentence as its reader says it: "this UTC day" is "today" to a reader on UTC
-    (:func:`~.units.reader_day_is_utc`), as a clock in it is said in the reader's zone — the server writes the
-    form true for every reader (newuser30 n11: the pending reason said "today" where ``status`` said "this UTC
-    day"); the panel's ``clocksAsOf`` does the same."""
-    from .units import reader_day_is_utc
+    (:func:`~.units.reader_day_is_utc`), and each clock in it is said in the reader's zone
+    (:func:`~.units.clocks_said`, ``now`` and ``ref`` its; newuser38 n30: a warning's "until Dec 7 11:00 UTC" beside
+    the CLI's own PST) — the server writes the form true for every reader (newuser30 n11: the pending reason said
+    "today" where ``status`` said "this UTC day"); the panel's ``clocksAsOf`` does the same."""
+    from .units import clocks_said, reader_day_is_utc
 
+    text = clocks_said(text, now, ref=ref)
     return text.replace(UTC_DAY, "today") if UTC_DAY in text and reader_day_is_utc() else text
 
 

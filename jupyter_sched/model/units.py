@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import TimestampError, ValidationError, shown
 
-__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "UTC_NAMES", "clock_pair", "clock_text", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "unknown_zone", "zone_meant", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_day_is_utc", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label", "zone_labels", "ZONE_LABELS_SPAN_DAYS"]
+__all__ = ["YEAR_SHOWN_AFTER_DAYS", "DURATION_FORMS", "UTC_NAMES", "clock_pair", "clock_text", "clocks_said", "dated_from", "duration_hint", "duration_written", "format_duration", "gpu_hours_text", "gpus_phrase", "iana_zone", "unknown_zone", "zone_meant", "parse_duration", "relative_text", "ago_text", "parse_memory_mib", "parse_utc", "parse_window", "reader_day_is_utc", "reader_zone", "said_time", "shown_in", "to_iso", "zone_label", "zone_labels", "ZONE_LABELS_SPAN_DAYS"]
 
 def gpu_hours_text(hours: float) -> str:
     """GPU-hours as people read them: two decimals at most, trailing zeros dropped (``0.48``, ``0.3``,
@@ -329,6 +329,73 @@ def clock_text(when: datetime, now: datetime | None, *, seconds: bool = False, z
     if abs((when - now).total_seconds()) > YEAR_SHOWN_AFTER_DAYS * 86400:
         return f"{when:%b} {when.day} {when.year} {hhmm} {label}"
     return f"{when:%b} {when.day} {hhmm} {label}"
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_CLOCKS = re.compile(
+    r"(?P<iso>\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))"
+    rf"|\b(?:(?P<month>{'|'.join(_MONTHS)}) (?P<day>\d{{1,2}}) (?:(?P<year>\d{{4}}) )?)?"
+    r"(?P<hh>\d{2}):(?P<mm>\d{2})(?::(?P<ss>\d{2}))? UTC(?![+\-\u2212\w])")
+"""An ISO 8601 time with its offset, or a clock as a server's sentence says one (:func:`clock_text` with no
+reader: ``Dec 7 11:02:00 UTC``, ``Dec 4 2027 23:58 UTC``, today's ``11:02 UTC``) — never one with an offset after
+``UTC`` (``12:00 UTC+4``: a zone's own name, said as meant). The panel's ``CLOCKS`` (format.ts) reads the same."""
+
+
+def clocks_said(text: str, now: datetime | None, *, ref: datetime | None = None, iso: bool = True) -> str:
+    """``text`` — a server's sentence: an audit row's message, a refusal, a notice, a job's message — with each
+    clock in it said as :func:`clock_text` says the reader's own, so no line says two zones (newuser38 n30: an audit
+    row at ``03:01:30 PST`` said "reported as idle at Dec 7 11:02:00 UTC"). The server writes its sentences in UTC
+    (every reader reads them, in every zone); each reader says them in its own: the CLI and the magics here, in the
+    zone :func:`shown_in` set (the process's ``TZ``), the panel by ``clocksAsOf`` (the browser's). Without a known
+    reader (the server's own words) a UTC clock is left as written. An ISO time (``held by root since
+    2026-12-05T22:14:15Z``) is said as a clock (newuser27 n3) — unless ``iso`` is False: in a refusal's hint
+    (``e.g. 2025-03-30T06:30:00Z``) it is what to type.
+
+    ``now``: the reader's now (today's clocks without their date), None: every clock with its date. ``ref``: when
+    the sentence was written (an audit row's ``at``; default ``now``, else the clock): a clock without its date is
+    of ``ref``'s UTC day, as the server wrote it, one without its year of the year nearest ``ref``."""
+    reader = _READER.get()
+    written = ref or now or datetime.now(timezone.utc)
+    written = written.replace(tzinfo=timezone.utc) if written.tzinfo is None else written.astimezone(timezone.utc)
+
+    def say(match: re.Match[str]) -> str:
+        if match.group("iso"):
+            if not iso:
+                return match.group(0)
+            try:
+                at = datetime.fromisoformat(match.group("iso").replace("Z", "+00:00"))
+            except ValueError:
+                return match.group(0)
+            return clock_text(at, now)
+        if not reader:
+            return match.group(0)
+        when = _server_clock(match, written)
+        return clock_text(when, now, seconds=match.group("ss") is not None) if when else match.group(0)
+
+    if now is not None:
+        return _CLOCKS.sub(say, text)
+    with dated_from(written):  # the year said where far from when it was written (``Dec 4 2027 23:58``)
+        return _CLOCKS.sub(say, text)
+
+
+def _server_clock(match: re.Match[str], ref: datetime) -> datetime | None:
+    """The moment of a server clock (:data:`_CLOCKS`) written at ``ref`` (UTC); None for no such time (``Feb 30``)."""
+    hh, mm, ss = int(match.group("hh")), int(match.group("mm")), int(match.group("ss") or 0)
+    if match.group("month") is None:  # today's form: the UTC day it was written on
+        day = ref.date()
+        try:
+            return datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=timezone.utc)
+        except ValueError:
+            return None
+    month, date = _MONTHS.index(match.group("month")) + 1, int(match.group("day"))
+    years = [int(match.group("year"))] if match.group("year") else [ref.year, ref.year - 1, ref.year + 1]
+    found: list[datetime] = []
+    for year in years:
+        try:
+            found.append(datetime(year, month, date, hh, mm, ss, tzinfo=timezone.utc))
+        except ValueError:
+            continue
+    return min(found, key=lambda at: abs((at - ref).total_seconds())) if found else None
 
 
 def zone_label(when: datetime, zone: str | None = None) -> str:

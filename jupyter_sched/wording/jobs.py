@@ -436,8 +436,9 @@ def lease_end_words(job: Mapping[str, Any]) -> str:
     kept (``released by the server: its kernel was shut down`` and every other message — reclaimed while
     idle, a request withdrawn at its timeout, preempted — as it is). A job's ``cancelled by ann (killed by
     SIGTERM)`` likewise (``cancelled by you (…)``, new user 25, n2) where its owner and ``mine`` are known.
-    The panel's ``leaseEndWords`` says the same."""
-    message = printable_line(str(job.get("message") or ""))
+    The panel's ``leaseEndWords`` says the same. The clocks in it (``asked to shut down at 11:02:05 UTC``) in the
+    reader's zone, with their date (newuser38 n30; :func:`~.reasons.clock_times`, written as it ended)."""
+    message = clock_times(printable_line(str(job.get("message") or "")), None, ref=wire_time(job.get("finished_at")))
     owner = str(job.get("user") or "")
     if job.get("kind") != "lease":
         # a job's cancel as a lease's release (new user 25, n2: "cancelled by root (killed by SIGTERM; …)" to

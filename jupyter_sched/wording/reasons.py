@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from ..model.names import LEASE_NAMES
 from ..model.periods import said_to_reader, this_period_text
-from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
+from ..model.units import clock_text, clocks_said, format_duration, gpus_phrase, relative_text
 from .cordons import cordon_wait_sentence
 from .estimates import (
     FAIR_LISTED,
@@ -327,9 +327,9 @@ def _summary(reason: Mapping[str, Any], *, now: datetime | None = None, kind: st
         message = _backfill_clause(message, backfill, now, lease=kind == "lease", free=details.get("free"),
                                    names=names, eta_names=_eta_names(details), owners=owners)
     # any other machine timestamp in the core's words as a clock time, as every ETA is said (issue 20:
-    # "retries from 2026-12-02T06:53:28.388077+00:00")
-    message = _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), message)
-    message = said_to_reader(message)  # "this UTC day" is "today" to a reader on UTC (newuser30 n11)
+    # "retries from 2026-12-02T06:53:28.388077+00:00"), its UTC clocks in a known reader's zone (newuser38 n30), and
+    # "this UTC day" is "today" to a reader on UTC (newuser30 n11)
+    message = said_to_reader(message, now)
     if kind == "lease":  # a kernel's request is not a "job" (issue 20: "…, job needs 1")
         message = message.replace(", job needs ", ", this kernel needs ")
     holder = held_by_text(details.get("held_by_one_user"))
@@ -511,9 +511,6 @@ _PROVISIONAL = "estimated within seconds"
 """How :data:`jupyter_sched.scheduling.live.PROVISIONAL_ETA` begins: the reason of work submitted
 since the last cycle (not imported: the CLI's path stays free of the scheduling core)."""
 
-_ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})")
-"""An ISO 8601 time with its offset, as the core writes times into its messages."""
-
 _BACKFILL_CLAUSES = ("; with a limit of ", "; it has no time limit (")
 """How the core's backfill clause begins (:func:`jupyter_sched.scheduling.pending._cannot_backfill`
 appends it last, and its numbers are in ``details.backfill``)."""
@@ -529,11 +526,13 @@ def _eta_names(details: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(str(w) for w in waits)
 
 
-def clock_times(text: str, now: datetime | None) -> str:
+def clock_times(text: str, now: datetime | None, *, ref: datetime | None = None) -> str:
     """``text`` with each ISO 8601 time in it (a server sentence's ``2026-12-05T22:14:15Z``) said as a clock
     time (``22:14 UTC``, :func:`~..model.units.clock_text`), as a reason's message is (newuser27 n3: ``release``
-    said "held by root since 2026-12-05T22:14:15Z")."""
-    return _ISO_TIME.sub(lambda m: _clock(t, now) if (t := wire_time(m.group(0))) else m.group(0), text)
+    said "held by root since 2026-12-05T22:14:15Z"), and — where the reader is known (the CLI, the magics) — each
+    of the server's UTC clocks in the reader's zone (newuser38 n30; :func:`~..model.units.clocks_said`, ``ref``:
+    when it was written)."""
+    return clocks_said(text, now, ref=ref)
 
 
 def _backfill_clause(message: str, backfill: Mapping[str, Any], now: datetime | None, *, lease: bool = False,
@@ -1605,7 +1604,10 @@ def refusal_text(message: str, hint: str | None, details: Mapping[str, Any] | No
     if not isinstance(reason, Mapping):
         if field and message.startswith(f"{field}: "):
             message = message[len(field) + 2:]
-        return one_gpu(message), one_gpu(hint) if hint else hint
+        # its clocks ("reclaims wait until Dec 7 11:00 UTC") in a known reader's zone, with their date (newuser38 n30)
+        # (an ISO time in it is left: `e.g. 2025-03-30T06:30:00Z` is what to type)
+        return (one_gpu(clocks_said(message, None, iso=False)),
+                one_gpu(clocks_said(hint, None, iso=False)) if hint else hint)
     text = render_reason(reason, never=True)
     if isinstance(said := (details or {}).get("from_profile"), str):  # a profile's value (newuser38 n28)
         return f"{said}: {text.summary}", hint or text.unblock

@@ -10,7 +10,7 @@
  * The client talks through a small {@link Transport} so that it runs unchanged in JupyterLab
  * (`ServerConnection.makeRequest` adds the token and XSRF headers) and in unit tests.
  */
-import { clockText, shownText } from './format';
+import { clockText, serverText, shownText } from './format';
 import type { components, operations, paths } from './schema';
 
 /** The document's component schemas (`Schemas['Job']`, `Schemas['IdlePolicy']`, ...). */
@@ -587,7 +587,7 @@ export function describeError(err: unknown, options: { retrying?: boolean } = {}
       // a 5xx's tie to the server log, which the hint asks the user to give an admin (hubadmin25 B6)
       text += ` (reference ${err.body.reference})`;
     }
-    return shownText(text); // a refusal may quote a name: its hidden characters as escapes (s30)
+    return serverText(text); // a refusal may quote a name (s30) and say a clock (its zone: the browser's, newuser38 n30)
   }
   if (err instanceof Error) {
     return shownText(err.message);

@@ -590,38 +590,85 @@ export function recordTime(iso: string): string {
   return isNaN(at.getTime()) ? iso : clockText(at, null, true);
 }
 
-const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})/g;
-const SERVER_CLOCK = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,2}) (?:(\d{4}) )?(\d{2}):(\d{2})(?::(\d{2}))? UTC\b/g;
+const ISO_TIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})/;
+/**
+ * A clock as the server writes one in its sentences (jupyter_sched.model.units `clock_text` with no reader: always
+ * UTC) — `Dec 7 11:02:00 UTC`, `Dec 4 2027 23:58 UTC`, or today's `11:02 UTC` — and never a zone with an offset
+ * after it (`12:00 UTC+4`: a job definition's own zone, said as meant). The Python `wording.reasons.clock_times`
+ * reads the same forms.
+ */
+const SERVER_CLOCK = /\b(?:(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) (\d{1,2}) (?:(\d{4}) )?)?(\d{2}):(\d{2})(?::(\d{2}))? UTC(?![+\-\u2212\w])/;
+
+/** An ISO time or a server clock ({@link ISO_TIME}, {@link SERVER_CLOCK}), the ISO one first. */
+const CLOCKS = new RegExp(`(${ISO_TIME.source})|${SERVER_CLOCK.source}`, 'g');
 
 /**
- * The server's sentences carry every clock with its day (`reserved from Dec 4 11:05 UTC`: absolute,
- * so they stay true while shown); each is said here as {@link clockText} says it for `now` — today's
- * without the date, in every clause, as the CLI and the magics say them (new user 16, N8: one line
- * read "reserved from Dec 4 11:05 UTC · ETA 11:05 UTC"). A clock without its year is of the year
- * nearest `now`. A daily budget's "this UTC day" is "today" to a browser on UTC.
+ * Every clock a server sentence carries, said for `now` as {@link clockText} says the panel's own — in the browser's
+ * zone, today's without its date — so no line says two zones (newuser38 n30: an audit row `Dec 7 03:01:30 PST · …
+ * reported as idle at Dec 7 11:02:00 UTC`, 8 h apart; new user 16, N8: "reserved from Dec 4 11:05 UTC · ETA 11:05
+ * UTC"). The server's words stay UTC (every reader reads them: old clients, the JSON); each reader says them in its
+ * own zone (the CLI and the magics by `clock_times`, the process's `TZ`). `ref`: the moment the sentence was written
+ * (an audit row's `at`; default `now`) — a clock without its date is of `ref`'s UTC day, as the server wrote it, and
+ * one without its year of the year nearest `ref`. ISO times (`held by root since 2026-12-06T18:48:06Z`) are said as
+ * clocks too, unless `iso` is false (a refusal's `e.g. 2025-03-30T06:30:00Z` is what to type). `now` null: every
+ * clock with its date, as a record's own time is said ({@link recordTime}). A daily
+ * budget's "this UTC day" is "today" to a browser on UTC.
  */
-export function clocksAsOf(text: string, now: Date = new Date()): string {
+export function clocksAsOf(text: string, now: Date | null = new Date(), ref: Date | null = null, iso = true): string {
   // "this UTC day" (the server's words, true in every zone) is "today" where the browser is on UTC, as the
   // CLI says it (jupyter_sched.model.periods `said_to_reader`; newuser30 n11)
   const day = dayIsUtc() && text.includes(UTC_DAY) ? text.split(UTC_DAY).join('today') : text;
   // an ISO time in a server's sentence ("released (held by you since 2026-12-06T18:48:06Z)") as a clock, as the
-  // CLI's `wording.reasons.clock_times` says it (newuser33 n1: the panel's Release toast showed it raw)
-  const said = day.replace(ISO_TIME, iso => {
-    const at = new Date(iso);
-    return isNaN(at.getTime()) ? iso : clockText(at, now);
-  });
-  return said.replace(SERVER_CLOCK, (whole, month: string, day: string, year: string | undefined, hh: string, mm: string, ss: string | undefined) => {
-    const at = (y: number) => new Date(Date.UTC(y, MONTHS.indexOf(month), Number(day), Number(hh), Number(mm), Number(ss ?? 0)));
-    let when = at(year ? Number(year) : now.getUTCFullYear());
-    if (!year) {
-      for (const y of [now.getUTCFullYear() - 1, now.getUTCFullYear() + 1]) {
-        if (Math.abs(at(y).getTime() - now.getTime()) < Math.abs(when.getTime() - now.getTime())) {
-          when = at(y);
-        }
+  // CLI's `wording.reasons.clock_times` says it (newuser33 n1: the panel's Release toast showed it raw) — in the
+  // same pass as the server's clocks, so no clock said here is read again
+  const written = ref && !isNaN(ref.getTime()) ? ref : now ?? new Date();
+  return day.replace(
+    CLOCKS,
+    (whole, isoText: string | undefined, month: string | undefined, date: string | undefined, year: string | undefined, hh: string, mm: string, ss: string | undefined) => {
+      if (isoText !== undefined && !iso) {
+        return whole;
       }
+      const when = isoText !== undefined ? parseTime(isoText) : serverClock(written, month, date, year, Number(hh), Number(mm), Number(ss ?? 0));
+      return when === null ? whole : clockText(when, now, isoText === undefined && ss !== undefined);
     }
-    return isNaN(when.getTime()) ? whole : clockText(when, now, ss !== undefined);
-  });
+  );
+}
+
+/** The moment of a server clock's fields ({@link SERVER_CLOCK}) written at `ref`; null for no such time (`Feb 30`, `25:00`). */
+function serverClock(ref: Date, month: string | undefined, date: string | undefined, year: string | undefined, hh: number, mm: number, ss: number): Date | null {
+  if (hh > 23 || mm > 59 || ss > 59) {
+    return null;
+  }
+  if (month === undefined) {
+    // today's form: the UTC day it was written on
+    return new Date(Date.UTC(ref.getUTCFullYear(), ref.getUTCMonth(), ref.getUTCDate(), hh, mm, ss));
+  }
+  const m = MONTHS.indexOf(month);
+  const at = (y: number): Date | null => {
+    const t = new Date(Date.UTC(y, m, Number(date), hh, mm, ss));
+    return t.getUTCMonth() === m ? t : null; // `Feb 30` is no day
+  };
+  if (year) {
+    return at(Number(year));
+  }
+  let when: Date | null = null;
+  for (const y of [ref.getUTCFullYear(), ref.getUTCFullYear() - 1, ref.getUTCFullYear() + 1]) {
+    const t = at(y);
+    if (t && (!when || Math.abs(t.getTime() - ref.getTime()) < Math.abs(when.getTime() - ref.getTime()))) {
+      when = t;
+    }
+  }
+  return when;
+}
+
+/**
+ * A server sentence as the panel shows it (a refusal, a toast, a notice, a node's cordon, a job's or an audit row's
+ * message): its clocks in the browser's zone ({@link clocksAsOf}; `ref`: when it was written) and its hidden
+ * characters as escapes ({@link shownText}: it may quote a name). ISO times are left as written unless `iso` (an
+ * audit row's `held by ana at 2026-12-05T18:40:00Z`): in a refusal or a form's hint one is what to type.
+ */
+export function serverText(text: string, now: Date | null = new Date(), ref: Date | null = null, iso = false): string {
+  return shownText(clocksAsOf(text, now, ref, iso));
 }
 
 /** The server's ETA sentence (`ETA Dec 2 06:44 UTC, when j-1 ends (by its 4m time limit)`) with its
@@ -1206,12 +1253,14 @@ export function leaseEndWords(
  * `reader` reads it, {@link leaseEndWords}), else the exit code.
  */
 export function outcome(
-  job: Pick<Job, 'exit_code' | 'message'> & Partial<Pick<Job, 'kind' | 'user'>> & { mine?: boolean | null },
+  job: Pick<Job, 'exit_code' | 'message'> & Partial<Pick<Job, 'kind' | 'user' | 'finished_at'>> & { mine?: boolean | null },
   trans: TranslationBundle = NULL_TRANS,
-  reader: string | null = null
+  reader: string | null = null,
+  now: Date = new Date()
 ): string {
   if (job.message) {
-    return leaseEndWords(job, reader);
+    // the server's clocks in it (`asked to shut down at 11:02:05 UTC`, written as it ended) in the browser's zone (newuser38 n30)
+    return clocksAsOf(leaseEndWords(job, reader), now, parseTime(job.finished_at));
   }
   return typeof job.exit_code === 'number' ? trans.__('exit code %1', job.exit_code) : '';
 }

@@ -26,7 +26,7 @@ import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedApiError, SchedClient, type Transport } from './client';
 import { CommandIDs } from './commandids';
-import { cancelQuestion, cancelTitle, changedText, clockUTC, cooldownNews, formatDuration, releasedText, shownText, workName } from './format';
+import { cancelQuestion, cancelTitle, changedText, clockUTC, cooldownNews, formatDuration, releasedText, serverText, shownText, workName } from './format';
 import { definitionsPlugin } from './definitions';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
@@ -314,7 +314,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           }
           const cost = cooldownNews(answer); // it took GPUs back by reclaim lately: until when its team's reclaims wait (s38)
           if (cost) {
-            Notification.warning(shownText(cost), { autoClose: 12000 });
+            Notification.warning(serverText(cost), { autoClose: 12000 }); // its clock ("until …"): the browser's zone (newuser38 n30)
           }
         } catch (err) {
           const failed = lease ? trans.__('Could not release %1: %2', workName(job), describeError(err)) : trans.__('Could not cancel %1: %2', job.name, describeError(err));
@@ -418,7 +418,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           const kept = await model.client.keepalive(id);
           if (kept.notice) {
             // its owner left the lease's team: nothing was extended, and the server says why (red team 24, R6)
-            Notification.warning(shownText(kept.notice), { autoClose: false });
+            Notification.warning(serverText(kept.notice), { autoClose: false });
             return;
           }
           model.noteKeepalive(id, kept.keepalive_until ?? null);

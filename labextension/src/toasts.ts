@@ -11,7 +11,7 @@
  */
 import { Notification } from '@jupyterlab/apputils';
 
-import { shownText } from './format';
+import { serverText } from './format';
 
 /** Notices of one group within this long of the group's last join its toast (ms). */
 export const BURST_MS = 60_000;
@@ -106,7 +106,7 @@ export class ToastFolder<T extends { id: string }> {
         continue;
       }
       const { type, message, autoClose, actions } = toast;
-      if (!Notification.update({ id: group.toast, message: shownText(message), type, autoClose, actions })) {
+      if (!Notification.update({ id: group.toast, message: serverText(message), type, autoClose, actions })) {
         // closed by the user meanwhile: the notices since then get a toast of their own
         group.toast = null;
         group.items = group.fresh;
@@ -150,7 +150,7 @@ export class ToastFolder<T extends { id: string }> {
     if (toast) {
       const { type, message, autoClose, actions } = toast;
       // a job, user or team name in it shows its hidden characters as escapes (s30, red29 R2's rule)
-      group.toast = Notification[type](shownText(message), { autoClose, actions });
+      group.toast = Notification[type](serverText(message), { autoClose, actions });
       group.fresh = [];
     }
   }

@@ -12,7 +12,7 @@ import type { Message } from '@lumino/messaging';
 import * as React from 'react';
 
 import { describeError, SchedApiError } from '../client';
-import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, shownText, USAGE_DAYS, workName } from '../format';
+import { clockText, formatDuration, formatNumber, lastDaysText, recordTime, serverText, shownText, USAGE_DAYS, workName } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import type { Schemas } from '../client';
 import type { AuditRecord, IdlePolicies, IdlePolicy, IdlePolicyPatch, QuotaLine, UsageReportRow, UsageRow } from '../types';
@@ -244,11 +244,11 @@ function Feedback(props: { message: IMessage | null; children?: React.ReactNode 
   const items = props.message?.items ?? [];
   return (
     <div className={`jp-sched-feedback${props.message ? ` jp-sched-feedback-${props.message.kind}` : ''}`} role="status">
-      {shownText(props.message?.text ?? '') /* it names teams, users, jobs: hidden characters as escapes (s30) */}
+      {serverText(props.message?.text ?? '') /* it names teams, users, jobs (s30), the server's clocks (newuser38 n30) */}
       {items.length ? (
         <ul className="jp-sched-feedback-items">
           {items.map((item, i) => (
-            <li key={i}>{shownText(item)}</li>
+            <li key={i}>{serverText(item)}</li>
           ))}
         </ul>
       ) : null}
@@ -710,7 +710,7 @@ function UsageReport({ ctx, trans, round, now }: ICardProps & { now: () => Date 
       <button type="button" className="jp-sched-button jp-sched-usage-reload" onClick={() => setReloads(n => n + 1)}>
         {trans.__('Reload')}
       </button>
-      {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{shownText(error)}</p> : null}
+      {error ? <p className="jp-sched-feedback jp-sched-feedback-error">{serverText(error)}</p> : null}
       {rows && !rows.length ? <p className="jp-sched-muted">{trans.__('No GPU-hours recorded %1.', lastDaysText(periodStart, now(), trans))}</p> : null}
       {totals.length ? (
         <div className="jp-sched-table-wrap">
@@ -857,7 +857,7 @@ function AuditSearch({ ctx, trans, round }: ICardProps): React.ReactElement {
             <div>
               <strong>{r.action}</strong>
               {r.job_id ? shownText(names.has(r.job_id) ? ` ${names.get(r.job_id)} (${r.job_id})` : ` ${r.job_id}`) : ''}
-              {r.message ? ` — ${shownText(r.message)}` : ''}
+              {r.message ? ` — ${serverText(r.message, null, new Date(r.at), true) /* dated, as its time (newuser38 n30) */}` : ''}
             </div>
           </li>
         ))}

@@ -7,7 +7,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { formatMiB, shownText, sparklinePath } from '../format';
+import { formatMiB, serverText, shownText, sparklinePath } from '../format';
 import type { IHolder, ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, gpuInfo, type IGpuInfo, nodeInfo } from '../types';
 import { glossaryTitle } from '../glossary';
@@ -162,9 +162,9 @@ function GpuGrid({ model, trans }: IGridProps): React.ReactElement {
             <span className="jp-sched-node-name">{shownText(node.name)}</span>{' '}
             <span className="jp-sched-muted">{trans._n('%1 GPU', '%1 GPUs', node.gpus.length)}</span>
             {!node.ready ? <> <span className="jp-sched-tag jp-sched-tag-bad">{trans.__('not ready')}</span></> : null}
-            {node.unschedulable ? <> <span className="jp-sched-tag jp-sched-tag-bad" title={node.cordonText ? shownText(node.cordonText) : undefined}>{trans.__('cordoned')}</span></> : null}
+            {node.unschedulable ? <> <span className="jp-sched-tag jp-sched-tag-bad" title={node.cordonText ? serverText(node.cordonText) : undefined}>{trans.__('cordoned')}</span></> : null}
             {/* why, by whom and since when (hubadmin24: jupyter-sched nodes cordon), the server's sentence */}
-            {node.cordonText ? <div className="jp-sched-muted jp-sched-cordon">{shownText(node.cordonText)}</div> : null}
+            {node.cordonText ? <div className="jp-sched-muted jp-sched-cordon">{serverText(node.cordonText)}</div> : null}
           </div>
           <div className="jp-sched-grid">
             {node.gpus.map(g => {

@@ -11,7 +11,7 @@ import * as React from 'react';
 
 import { ArgumentSyntaxError, quoteArg, splitArgs, unexpandedWords } from '../args';
 import { describeError, SchedApiError, type Schemas } from '../client';
-import { asClause, formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, refusalLine, shownText } from '../format';
+import { asClause, formatEta, formatGpus, formMessage, formWords, reasonSentence, reasonText, refusalLine, serverText, shownText } from '../format';
 import { fitToast } from '../notify';
 import { parseParameterWords } from '../parameters';
 import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from '../submitting';
@@ -1070,7 +1070,7 @@ function SubmitForm({ model, trans, serverRoot, prefill, submitted }: IFormProps
         </p>
       ) : null}
       <div className={`jp-sched-feedback jp-sched-feedback-${feedback.kind}`} role="status">
-        {shownText(feedback.text) /* the job's name, a node's, a refusal quoting them: hidden characters as escapes (s30) */}
+        {serverText(feedback.text) /* a name, a refusal quoting one (s30), the server's clocks in the browser's zone (newuser38 n30) */}
       </div>
     </form>
   );
