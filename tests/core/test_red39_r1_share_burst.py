@@ -104,3 +104,30 @@ def test_red39_r1_a_full_cluster_after_live_shares_names_the_shares_holding_it()
     assert code == "WaitingForCapacity", (code, message)
     assert details.get("shared_gpus") == 2, details
     assert "2 GPUs each hold a share of team teamc" in message, message
+
+
+def test_red39_r1_a_plan_for_a_share_charges_the_gpu_it_opens_whole() -> None:
+    # GPUs shared across teams ("any"): teamc holds a whole GPU and half of one beside teamb (1.5 of its 2, no
+    # borrowing). teama's borrowing jobs, admitted first this cycle, fill the last two GPUs. A 0.1-GPU / 70 GiB
+    # share of teamc "within its guarantee" by its fraction (1.6) would withdraw one of them and open that GPU
+    # alone — 2.5 GPUs held on a limit of 2. The plan charges it the GPU it opens: no withdrawal, it waits.
+    limits = quotas(Quota(team="teamc", guaranteed=2, borrowing_limit=0),
+                    Quota(team="teama", guaranteed=0, borrowing_limit=None),
+                    Quota(team="teamb", guaranteed=1, borrowing_limit=None))
+    jobs = [running(make_job("c-whole", team="teamc", user="carol"), "n1", [0]),
+            running(make_job("c-half", team="teamc", user="carol", milli=500, min_memory_mib=10 * GIB), "n1", [1],
+                    milli=500),
+            running(make_job("b-half", team="teamb", user="bob", milli=500, min_memory_mib=10 * GIB), "n1", [1],
+                    milli=500),
+            make_job("a0", team="teama", user="ann", priority="high", submitted=1),
+            make_job("a1", team="teama", user="ann", priority="high", submitted=2),
+            make_job("c-big", gpus=2, team="teamc", user="carol", submitted=3),  # defers teamc's later jobs
+            _share("c-share", 4)]
+    result = run_cycle(snapshot([make_node(gpus=4)], jobs, quota=limits), SchedulingProfile(gpu_sharing="any"))
+    admitted = sorted(a.job_id for a in result.admits)
+    assert admitted == ["a0", "a1"], (admitted, result.pending)  # was a1 and c-share: a0 withdrawn for it
+    assert result.preemptions == ()
+    reason = next(p.reason for p in result.pending if p.job_id == "c-share")
+    assert "no preemption: evicting would leave it only a GPU of its own, which counts whole: teamc would use " \
+           "2.5 GPUs, above its limit of 2 GPUs" in reason.message, reason.message
+    assert "would still not make it fit" not in reason.message, reason.message

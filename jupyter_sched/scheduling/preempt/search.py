@@ -17,14 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 from ...backfill.easy import Reservation
+from ...model import GPU_MILLI
+from ...model.units import gpus_phrase
 from ...placement.placer import Flavor, Placement
 from ...placement.state import Holding
 from ...preemption.reclaim_rules import LineKey, ReclaimRules
 from ...preemption.victims import Candidate, PreemptionPlan, plan_preemption
+from ...quota.ledger import QuotaCheck
 from ..admit import placed_around
 from ..context import CycleContext, Visit
+from ..share_charge import share_cost
 from ..spare import open_spare
 from .candidates import holder_key, team_borrowing, team_lines
 
@@ -58,6 +63,9 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
     rules = ReclaimRules({c.job_id: team_lines(ctx, holder_key(c)) for c in cands if c.kind == "reclaim"},
                          line_borrowing, ctx.reclaimed_lines, borrow_within=borrowing)
 
+    share = req.gpu_milli < GPU_MILLI and quota.held_away is not None
+    share_refused: list[QuotaCheck] = []  # a place found, refused for what the share adds there
+
     def fits() -> bool:
         check = quota.check(spec.team, spec.user, flavor.model, req.total_milli)
         if not check.ok:
@@ -66,7 +74,14 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
         # kept by ``removable`` at removal; putting victims back can never break it)
         if rules.guarantee_required and not check.within_guarantee:
             return False
-        return placed_around(ctx, job, req, flavor, reserved) is not None
+        placement = placed_around(ctx, job, req, flavor, reserved)
+        if placement is None or not share:
+            return placement is not None
+        check = _placed_share_check(ctx, visit, placement, flavor.model)  # what it adds there (red39 R1)
+        if check.ok and (check.within_guarantee or not rules.guarantee_required):
+            return True
+        share_refused[:] = [check]
+        return False
 
     masks: dict[str, tuple[Holding, int] | None] = {}  # what each nomination's mask held when trial-evicted
 
@@ -117,5 +132,36 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
                 evict(c)
             placement = placed_around(ctx, job, req, flavor, reserved) if fits() else None
     if not plan.victims:  # the reason names the rule and the jobs it kept (issue 16 point 5)
-        plan = rules.refusal() or plan
+        plan = rules.refusal() or (_share_refusal(plan, spec.team, share_refused[0]) if share_refused else plan)
     return plan, placement
+
+
+def _placed_share_check(ctx: CycleContext, visit: Visit, placement: Placement, model: str) -> QuotaCheck:
+    """The quota check of a share placed at ``placement`` by a plan, charged what it adds to its team lines
+    there (:func:`..share_charge.share_cost`: the whole GPU when it opens one of its own), as admission
+    charges it (:func:`..admit.try_flavor`) — red team 39 R1: a plan that withdrew this cycle's borrowing
+    admission for a 0.1-GPU share "within its guarantee" let it open a GPU, the team 2.5 GPUs on a limit of 2."""
+    spec, milli = visit.job.spec, visit.req.total_milli
+    quota, state = ctx.quota, ctx.state
+    assert quota.held_away is not None
+    away = quota.held_away()  # what its team's shares hold away before it is placed
+    with state.what_if():
+        state.take(visit.job.id, placement.holding)
+        cost = share_cost(ctx, visit.job.id, [ln.key for ln in quota.applicable(spec.team, spec.user, model)
+                                              if ln.user is None])
+    return quota.check(spec.team, spec.user, model, milli, cost, away)
+
+
+def _share_refusal(plan: PreemptionPlan, team: str, check: QuotaCheck) -> PreemptionPlan:
+    """The refusal of a plan whose evictions would give a share only a GPU of its own, counted whole against
+    its team's quota (:func:`_placed_share_check`) — not "would still not make it fit"."""
+    if not check.ok:
+        d = check.details
+        why = f"{team} would be above its quota"
+        if {"used", "requested", "quota"} <= d.keys():
+            after = round(d["used"] + d["requested"], 3)
+            why = f"{team} would use {gpus_phrase(after)}, above its limit of {gpus_phrase(d['quota'])}"
+    else:
+        why = f"{team} would be above its guarantee, and only work within its guarantee takes GPUs back"
+    return replace(plan, refused=(f"evicting would leave it only a GPU of its own, which counts whole: {why}"),
+                   details={**plan.details, "share_counts_whole": True})
