@@ -267,7 +267,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "quotas": list(self.quotas), "unlisted_team_borrowing_limit": self.unlisted_team_borrowing_limit,
             "profiles": dict(self.profiles), "admin_users": sorted(self.admin_users),
             "default_team": self.default_team, "max_ports_per_user": self.max_ports_per_user,
-            "reclaim_cooldown_s": float(self.reclaim_cooldown_s),
+            "reclaim_cooldown_s": float(self.reclaim_cooldown_s), "gpu_node_host_share": bool(self.gpu_node_host_share),
             "user_teams": dict(self.user_teams), "priority_grants": dict(self.priority_grants),
             "max_unfinished_per_user": int(self.max_unfinished_per_user), "max_submits_per_user_minute":
                 int(self.max_submits_per_user_minute), "max_pending_jobs_per_user": int(self.max_pending_jobs_per_user),

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from traitlets import Dict, Enum, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from ..extras import install_extra
@@ -301,6 +301,18 @@ class PolicyConfig(Configurable):
         benchmarks/placement_openb.py; "fgd-balanced": the same without the fill plan; "fgd":
         plain FGD. All three score against the requests of the live jobs, each cycle, and fall
         back to binpack on nodes with more than 8 GPUs, mixed GPU models or MIG.""",
+    )
+
+    gpu_node_host_share = Bool(
+        True,
+        config=True,
+        help="""Split a GPU node's CPUs and host memory among its GPUs. Default: True — on a node with GPUs
+        whose cpus/memory the inventory knows (an inventory file's cpus/memory, a Kubernetes node's allocatable
+        cpu/memory), one worker reserves at most its GPUs' part (1 of 8 GPUs: an eighth), and a job without GPUs
+        none: no CPU or memory reservation can leave a GPU unusable, uncharged by quota and out of reach of
+        reclaim (red team 38, R4). A 0-GPU job asking for cpu or memory then runs only on a node without GPUs.
+        False: jobs reserve any free CPU/memory of any node — for clusters whose CPU-only work must run on GPU
+        nodes (no node without GPUs), at the cost that such work can keep a node's GPUs idle.""",
     )
 
     gpu_sharing = Enum(

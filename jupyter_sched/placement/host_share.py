@@ -13,7 +13,9 @@ away: with the bound nothing is ever held away, so quota, reclaim, the pending r
 stay GPU-only and right, with no second charge to keep in step with the ledger's.
 
 Jobs that reserve nothing (``cpu``/``memory`` not asked, the default) and nodes that track
-neither are untouched.
+neither are untouched. An admin whose CPU-only work must run on GPU nodes turns the split off
+(:data:`HOST_SHARE_SETTING` ``= False``; a Kubernetes cluster's nodes carry allocatable cpu, so
+there a 0-GPU job asking for ``cpu`` needs a node without GPUs or that setting).
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ from __future__ import annotations
 from ..model import GPU_MILLI, ResourceRequest
 from .state import ClusterState
 
-__all__ = ["host_share", "within_host_share"]
+__all__ = ["HOST_SHARE_SETTING", "host_share", "within_host_share"]
+
+HOST_SHARE_SETTING = "c.SchedApp.gpu_node_host_share"
+"""The admin setting that turns the split off (its refusals name it; the profile's
+:attr:`~.placer.PlacementConfig.host_share`)."""
 
 
 def host_share(state: ClusterState, node: int, request: ResourceRequest) -> tuple[int | None, int | None]:

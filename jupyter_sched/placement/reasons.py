@@ -19,7 +19,7 @@ from typing import Any
 from ..model import GPU_MILLI, Node, ResourceRequest
 from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
-from .host_share import host_share, within_host_share
+from .host_share import HOST_SHARE_SETTING, host_share, within_host_share
 from .placer import Flavor
 from .state import FOREIGN_WHY, ClusterState
 
@@ -481,15 +481,18 @@ def _over_host_share(request: ResourceRequest, state: ClusterState, nodes: set[i
                "max_memory_mib": max(mem_most, 0)}
     share_milli = request.gpu_milli if request.fractional else request.gpus * GPU_MILLI
     owner = "GPU's" if share_milli <= GPU_MILLI else "GPUs'"
+    admin = (f"an admin may add a node without GPUs to the inventory, or set {HOST_SHARE_SETTING} = False to turn "
+             "the split off, letting CPU work keep a GPU node's GPUs idle")
+    details["setting"] = HOST_SHARE_SETTING
     if not request.gpus:
         return FitReason("Unschedulable",
                          f"a job without GPUs reserves no CPU or host memory on a GPU node ({why}), and no node "
                          f"without GPUs has {asks}", details,
-                         "ask for at least one GPU, or run it where the inventory has a node without GPUs")
+                         f"leave out cpu and memory, or ask for at least one GPU; or {admin}")
     return FitReason("Unschedulable",
                      f"each worker asks for {asks}, more than its {_n(share_milli)} {owner} part of any GPU node it fits on: "
                      f"at most {most} ({why})", details,
-                     f"ask for at most {most} per worker, or for more GPUs per worker")
+                     f"ask for at most {most} per worker, or for more GPUs per worker; or {admin}")
 
 
 def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flavor: Flavor,

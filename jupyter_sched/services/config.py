@@ -164,7 +164,7 @@ def build_services(settings: Mapping[str, Any], *, log: logging.Logger | None = 
     (``NORMAL`` default / ``FULL``; see :class:`~jupyter_sched.store.Store`), ``quotas`` (list of quota objects; when
     non-empty they replace the stored quota lines at start, with an audit record),
     ``profiles``, ``admin_users`` (embedded team holds), ``default_team``, ``default_time_limit_s``, ``preemption_grace_s``,
-    ``time_zone``, ``placement_policy``, ``executor`` (``local`` / ``kubernetes``; the latter also reads ``kubernetes``, a
+    ``time_zone``, ``placement_policy``, ``gpu_node_host_share`` (default True), ``executor`` (``local`` / ``kubernetes``; the latter also reads ``kubernetes``, a
     ``KubernetesConfig`` dict, and ``kubeconfig``, a path or "" for in-cluster / ``~/.kube/config``),
     ``stop_grace_s``, ``node_name`` (this server's node name; default
     the host name); idle reclamation: ``idle_threshold_percent``,
@@ -634,10 +634,12 @@ def _scheduling_profile(settings: Mapping[str, Any]) -> Any:
     if settings.get("executor") == "kubernetes":  # a pod's containerPort binds nothing on its node
         kwargs["host_ports"] = False
     policy = str(settings.get("placement_policy") or "binpack")
-    if policy != "binpack":
+    host_share = settings.get("gpu_node_host_share", True) is not False  # red38 R4: on unless set False
+    if policy != "binpack" or not host_share:
         from ..placement.placer import PlacementConfig
 
-        kwargs["placement"] = PlacementConfig(fragmentation=policy)  # validated by the profile
+        kwargs["placement"] = PlacementConfig(fragmentation="" if policy == "binpack" else policy,  # validated by the profile
+                                              host_share=host_share)
     return SchedulingProfile(**kwargs)
 
 

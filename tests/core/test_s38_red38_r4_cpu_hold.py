@@ -53,7 +53,9 @@ def test_red38_r4_a_gpu_job_reserves_at_most_its_gpus_part_of_the_node_cpus() ->
     one = refused["c-gpu16"]
     assert one.details["field"] == "cpu" and one.details["max_cpu_millis"] == 2000, one
     assert "16000 millicores CPU, more than its 1 GPU's part" in one.message, one.message
-    assert one.unblock == "ask for at most 2000 millicores CPU per worker, or for more GPUs per worker", one.unblock
+    assert one.unblock == ("ask for at most 2000 millicores CPU per worker, or for more GPUs per worker; or an admin "
+                           "may add a node without GPUs to the inventory, or set c.SchedApp.gpu_node_host_share = False "
+                           "to turn the split off, letting CPU work keep a GPU node's GPUs idle"), one.unblock
     assert refused["c-half-over"].details["max_cpu_millis"] == 1000, refused["c-half-over"]
 
 
@@ -67,7 +69,8 @@ def test_red38_r4_host_memory_is_split_among_the_gpus_too() -> None:
     refused = {r.job_id: r.reason for r in result.rejects}
     assert refused["c-mem"].details["field"] == "memory", refused["c-mem"]
     assert refused["c-big"].details == {"field": "memory", "cpu_millis": 0, "memory_mib": 16001, "gpus": 1,
-                                        "max_cpu_millis": 0, "max_memory_mib": 16000}, refused["c-big"]
+                                        "max_cpu_millis": 0, "max_memory_mib": 16000,
+                                        "setting": "c.SchedApp.gpu_node_host_share"}, refused["c-big"]
 
 
 def test_red38_r4_cpu_work_goes_to_a_node_without_gpus() -> None:

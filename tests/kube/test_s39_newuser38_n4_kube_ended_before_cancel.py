@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ def test_newuser38_n4_kube_a_job_that_ended_before_the_cancel_keeps_its_own_end(
     done = svc.submit({"command": ["python", "train.py"], "gpus": 1, "name": "n4-done"}, user="ana")["id"]
     runs = svc.submit({"command": ["python", "train.py"], "gpus": 1, "name": "n4-runs"}, user="ana")["id"]
     for job_id in (done, runs):
-        wait_until(lambda j=job_id: fake.get("jobs", NS, object_name(j)), "the Job object", svc.tick)
+        wait_until(partial(fake.get, "jobs", NS, object_name(job_id)), "the Job object", svc.tick)
         fake.run_job(NS, object_name(job_id), node="g1")
     wait_until(lambda: all(svc.get_job(j, user="ana")["message"] == "running" for j in (done, runs)),
                "both pods to run", svc.tick)
