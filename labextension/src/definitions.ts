@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { compactDuration, formMessage, reasonSentence, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
+import { clocksSaidBy, compactDuration, formMessage, reasonSentence, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -79,8 +79,27 @@ export function localTime(
   }
 }
 
-/** One line for a run: its job's reason when it waits or failed, else its message. */
-export function runReason(run: DefinitionRun): string {
+/**
+ * A server sentence of a definition's (a run's reason or message, Run now's pending reason, a skip's why) with every
+ * clock in it in the definition's zone ({@link localTime}), as the rest of its output says them — the CLI's
+ * `in_its_zone` (newuser38 n20; n30: a run's row said `Dec 7 12:00 CET` beside its reason's `ETA 11:30 UTC`). `named`:
+ * a time the server named the zone at (a run's `scheduled_for`, `scheduled_zone`), whose name is said of every clock
+ * at the same offset; else the offset (`UTC+1`), as {@link skippedText} says it.
+ */
+export function inItsZone(
+  text: string, timeZone: string | null | undefined, named: { at?: string | null; label?: string | null } = {}, now: Date = new Date()
+): string {
+  const zone = timeZone && zoneText(null, now, timeZone) ? timeZone : 'UTC'; // one this browser does not know: UTC
+  const known = named.at && named.label ? new Date(named.at) : null;
+  const label = (at: Date) => (known && !isNaN(known.getTime()) && zoneText(null, at, zone) === zoneText(null, known, zone) ? named.label : undefined);
+  return clocksSaidBy(text, at => localTime(at.toISOString(), zone, label(at), now), now);
+}
+
+/**
+ * One line for a run: its job's reason when it waits or failed, else its message — with `timeZone` (its definition's),
+ * every clock in it in that zone ({@link inItsZone}).
+ */
+export function runReason(run: DefinitionRun, timeZone?: string | null, now: Date = new Date()): string {
   const job = run.job;
   if (!job) {
     return 'its job was removed';
@@ -89,7 +108,8 @@ export function runReason(run: DefinitionRun): string {
   // message, which read "of a Simulated GPU 80GB GPU … reserved from 2026-12-04T05:50:54.496979+00:00"
   // (new user 15, N6)
   const said = job.state === 'pending' || job.state === 'preempted' ? reasonSentence(job.reason as PendingReason | null) : '';
-  return said || (job.message ?? '');
+  const text = said || (job.message ?? '');
+  return timeZone === undefined ? text : inItsZone(text, timeZone, { at: run.scheduled_for, label: run.scheduled_zone }, now);
 }
 
 /**
@@ -148,7 +168,7 @@ export function skippedText(d: Pick<Definition, 'skipped' | 'timezone'>, now: Da
   const span = skipped.count === 1 || first === last ? first : `${first} to ${last}`;
   const fix = SKIP_FIX[skipped.cause] ?? '';
   return `skipped ${skipped.count} firing${skipped.count === 1 ? '' : 's'} (${span}) since its last scheduled run` +
-    (skipped.why ? `: ${skipped.why}` : '') + (fix ? `; ${fix}` : '');
+    (skipped.why ? `: ${inItsZone(skipped.why, d.timezone, {}, now)}` : '') + (fix ? `; ${fix}` : '');
 }
 
 /** The most missed firings a run counts (jupyter_sched.definitions.schedule.MAX_FIRINGS_PER_CALL). */
@@ -368,10 +388,11 @@ export function requestFields(chosen: IFormChoice, start: IFormChoice, editing: 
  * run_made_text): `Queued a run of "nightly" (pending: …)` while it waits, `Started a run of "nightly"` once it
  * runs (newuser34 N5 nit: a run a spent budget held was said "Started").
  */
-export function runNowNotice(run: Pick<DefinitionRun, 'job'>, name: string): string {
+export function runNowNotice(run: Pick<DefinitionRun, 'job'>, name: string, timeZone?: string | null): string {
   const state = run.job?.state ?? '';
   if (state === 'pending' || state === 'admitted') {
-    const why = (run.job as { reason?: { message?: string } | null } | null)?.reason?.message ?? '';
+    const said = (run.job as { reason?: { message?: string } | null } | null)?.reason?.message ?? '';
+    const why = timeZone === undefined ? said : inItsZone(said, timeZone); // its clocks in the definition's zone (n30)
     return `Queued a run of "${name}"${why ? ` (pending: ${why})` : ''}`;
   }
   return state === 'running' || !state ? `Started a run of "${name}"` : `A run of "${name}": ${state}`;
@@ -877,7 +898,7 @@ export class DefinitionsView extends Widget {
       h('span', { class: 'jp-sched-run-when' }, localTime(run.scheduled_for, d.timezone, run.scheduled_zone)),
       h('span', { class: 'jp-sched-run-trigger' }, triggerText(run)),
       h('span', { class: `jp-sched-run-state jp-sched-state jp-sched-state-badge-${state}` }, state),
-      h('span', { class: 'jp-sched-run-reason' }, runReason(run)),
+      h('span', { class: 'jp-sched-run-reason' }, runReason(run, d.timezone)),
       run.catch_up ? h('span', { class: 'jp-sched-run-catchup' }, catchUpText(run, d.timezone)) : null,
       Object.keys(run.parameters ?? {}).length ? h('code', { class: 'jp-sched-run-params' }, JSON.stringify(run.parameters)) : null,
       notebookRun
@@ -916,7 +937,7 @@ export class DefinitionsView extends Widget {
         'div',
         { class: 'jp-sched-def-actions' },
         h('button', { class: 'jp-sched-button jp-sched-def-expand', 'aria-expanded': String(open), 'data-key': `runs-${d.id}`, onclick: () => void this.toggleRuns(d) }, open ? 'Hide runs' : 'Runs'),
-        h('button', { class: 'jp-sched-button jp-sched-def-run', 'data-key': `run-${d.id}`, onclick: () => void this.act(() => client.request('runDefinitionNow', { path: { definition_id: d.id }, body: {} }), run => runNowNotice(run, d.name)) }, 'Run now'),
+        h('button', { class: 'jp-sched-button jp-sched-def-run', 'data-key': `run-${d.id}`, onclick: () => void this.act(() => client.request('runDefinitionNow', { path: { definition_id: d.id }, body: {} }), run => runNowNotice(run, d.name, d.timezone)) }, 'Run now'),
         h(
           'button',
           {

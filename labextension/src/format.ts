@@ -621,15 +621,24 @@ export function clocksAsOf(text: string, now: Date | null = new Date(), ref: Dat
   // an ISO time in a server's sentence ("released (held by you since 2026-12-06T18:48:06Z)") as a clock, as the
   // CLI's `wording.reasons.clock_times` says it (newuser33 n1: the panel's Release toast showed it raw) — in the
   // same pass as the server's clocks, so no clock said here is read again
-  const written = ref && !isNaN(ref.getTime()) ? ref : now ?? new Date();
-  return day.replace(
+  return clocksSaidBy(day, (at, seconds) => clockText(at, now, seconds), ref && !isNaN(ref.getTime()) ? ref : now ?? new Date(), iso);
+}
+
+/**
+ * `text` with each clock a server wrote in it ({@link SERVER_CLOCK}, and ISO times unless `iso` is false) said by
+ * `say` (`seconds`: the server said them) — {@link clocksAsOf}'s reading for a reader with its own zone: a job
+ * definition's, whose output says every clock in its zone (definitions.ts, as the CLI's `in_its_zone`). `ref`: when
+ * the text was written (a clock without its date is of its UTC day). One pass: no clock said here is read again.
+ */
+export function clocksSaidBy(text: string, say: (at: Date, seconds: boolean) => string, ref: Date, iso = true): string {
+  return text.replace(
     CLOCKS,
     (whole, isoText: string | undefined, month: string | undefined, date: string | undefined, year: string | undefined, hh: string, mm: string, ss: string | undefined) => {
       if (isoText !== undefined && !iso) {
         return whole;
       }
-      const when = isoText !== undefined ? parseTime(isoText) : serverClock(written, month, date, year, Number(hh), Number(mm), Number(ss ?? 0));
-      return when === null ? whole : clockText(when, now, isoText === undefined && ss !== undefined);
+      const when = isoText !== undefined ? parseTime(isoText) : serverClock(ref, month, date, year, Number(hh), Number(mm), Number(ss ?? 0));
+      return when === null ? whole : say(when, isoText === undefined && ss !== undefined);
     }
   );
 }

@@ -10,6 +10,7 @@ import { Notification } from '@jupyterlab/apputils';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { SchedApiError, describeError } from '../src/client';
+import { runNowNotice, runReason, skippedText } from '../src/definitions';
 import { clocksAsOf, outcome, serverText, setDisplayZone, setZoneLabels } from '../src/format';
 import { AdminView } from '../src/sections';
 import { ToastFolder } from '../src/toasts';
@@ -95,5 +96,21 @@ describe('newuser38 n30: one zone per line, the browser\'s', () => {
     const shown = Notification.manager.notifications.map(n => n.message);
     expect(shown.some(m => /until (Dec 7 )?03:15 PST\./.test(m))).toBe(true); // its date unsaid on Dec 7 there
     expect(shown.some(m => m.includes('11:15 UTC'))).toBe(false);
+  });
+
+  it('test_newuser38_n30_a_definitions_run_says_its_reason_in_the_definitions_zone', () => {
+    browserOnLosAngeles(); // the browser's zone is not the definition's: its output keeps the definition's (n20)
+    const now = new Date('2026-12-07T10:05:00Z');
+    const run = {
+      job_id: 'j-d1', scheduled_for: '2026-12-07T10:00:00Z', scheduled_zone: 'CET', trigger: 'schedule',
+      job: { id: 'j-d1', state: 'pending', reason: { code: 'InsufficientGpus', message: 'waits for 1 GPU: reserved from 2026-12-07T11:30:00Z; ETA Dec 7 11:30 UTC' } }
+    } as never;
+    expect(runReason(run, 'Europe/Berlin', now)).toBe('waits for 1 GPU: reserved from 12:30 CET; ETA 12:30 CET.');
+    expect(runReason(run)).toContain('ETA Dec 7 11:30 UTC'); // no zone asked: the server's words
+    expect(runNowNotice({ job: { state: 'pending', reason: { message: 'budget spent; resets Dec 8 00:00 UTC' } } } as never, 'nightly', 'Asia/Tokyo'))
+      .toBe('Queued a run of "nightly" (pending: budget spent; resets Dec 8 09:00 UTC+9)');
+    const d = { timezone: 'Europe/Berlin', skipped: { count: 1, first: '2026-12-07T10:02:00Z', last: '2026-12-07T10:02:00Z',
+      why: 'its run j-1 waits for a budget that resets Dec 8 00:00 UTC', cause: 'waiting' as const, job_id: 'j-1' } };
+    expect(skippedText(d, now)).toContain('(11:02 UTC+1) since its last scheduled run: its run j-1 waits for a budget that resets Dec 8 01:00 UTC+1');
   });
 });
