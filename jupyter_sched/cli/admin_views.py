@@ -415,6 +415,16 @@ def quotas(client: Any, args: argparse.Namespace, io: Any) -> int:
             # a standing in the reader's zone and words, as `status` says it (newuser30 n11: "used today" in
             # Los Angeles, the server's words)
             print(f"  {standing_text(b, now) or b.get('text') or plain}", file=io.out)
+    cooling = [c for c in body.get("reclaim_cooldowns") or () if isinstance(c, Mapping)]
+    if cooling:  # a team's reclaims held by a cool-down, in the reader's zone as `status` says it (newuser38 n21)
+        from ..wording.quota import reclaim_cooldown_line
+
+        now = datetime.now(timezone.utc)
+        paused = [line for c in cooling if (line := reclaim_cooldown_line(c, now))]
+        if paused:
+            print("Reclaim cool-downs:", file=io.out)
+            for line in paused:
+                print(f"  {line}", file=io.out)
     policies = [t for t in body.get("teams") or () if isinstance(t, Mapping)]
     if policies:
         hub = _members_from_hub(body)

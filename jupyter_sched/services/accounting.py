@@ -23,9 +23,8 @@ from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_window, to_iso
 from ..quota.held_whole import team_milli_held
 from ..quota.ledger import line_applies
-from ..scheduling.preempt.cooldown import team_cooldowns
 from ..store import StoreTx
-from ..wording.quota import quota_text, reclaim_paused_text
+from ..wording.quota import quota_text
 from ..wording.status import waiting_on_you_text
 from .budget_standing import period_reset
 from .context import Context
@@ -42,6 +41,7 @@ from .models import (
 from .models.base import PAGE_BYTES
 from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
 from .readcache import Builds
+from .team_cooldown import cooldown_views
 
 __all__ = ["AccountingService", "CallerKey"]
 
@@ -255,7 +255,8 @@ class AccountingService:
         }
         # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
         # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
-        fields["reclaim_cooldowns"] = self._cooldowns(caller.teams, now)  # before any job waits on it (newuser38 n21)
+        # the caller's teams' reclaim cool-downs, before any job waits on one (newuser38 n21)
+        fields["reclaim_cooldowns"] = cooldown_views(self.ctx.engine, now, teams=caller.teams)
         fields["quota_text"] = quota_text(fields, now)
         if (waiting := self._waiting_on(caller.user)) is not None:  # newuser31 n14
             fields["waiting_on_you"] = waiting
@@ -277,25 +278,6 @@ class AccountingService:
             return None
         return {"jobs": found.jobs + found.leases, "users": list(found.users),
                 "text": waiting_on_you_text(found.jobs, found.leases, found.users)}
-
-    def _cooldowns(self, teams: tuple[str, ...], now: datetime) -> list[dict[str, Any]]:
-        """``reclaim_cooldowns`` of ``GET me``: each of ``teams`` (the caller's: the releaser's name is a teammate's)
-        whose reclaims wait out a cool-down at ``now``, from the leading engine's last full cycle's reclaims
-        (:func:`~..scheduling.preempt.cooldown.team_cooldowns`: a handful of records, no store read)."""
-        engine = self.ctx.engine
-        if not engine.is_leader or not engine.applier.reclaims:
-            return []
-        found = team_cooldowns(engine.applier.reclaims,
-                               float(getattr(engine.profile, "reclaim_cooldown_s", 0.0) or 0.0), now)
-        out = []
-        for team in teams:
-            if team in found:
-                took, until = found[team]
-                out.append({"team": team, "until": to_iso(until), "user": took.user, "cause": took.cause,
-                            "actor": took.actor or None, "lease": took.lease,
-                            "text": reclaim_paused_text(team, until, now, user=took.user, cause=took.cause,
-                                                        actor=took.actor, lease=took.lease)})
-        return out
 
     def _held_work(self, user: str, pending: int) -> list[dict[str, Any]]:
         """``held`` of ``GET me``: ``user``'s held pending jobs by kind, as the leading engine's last full cycle

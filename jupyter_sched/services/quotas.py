@@ -40,6 +40,7 @@ from .budget_standing import spent_warnings, standings
 from .context import Context
 from .hub_teams import HubGroups, no_group_warnings
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest, SetQuotasResponse
+from .team_cooldown import cooldown_views
 
 __all__ = ["QuotasService", "quota_set_to_dict"]
 
@@ -86,6 +87,11 @@ class QuotasService:
         ``caller`` None: the service's own callers (the facade, the config check), the whole set."""
         quotas = self.ctx.store.quota_set()
         body = self._body(quotas)
+        # every team's reclaim cool-down; who ended the work only to its members and admins (newuser38 n21)
+        cooling = cooldown_views(self.ctx.engine, self.ctx.clock.now(), named=lambda team: caller is None or
+                                 caller.admin or team in caller.teams)
+        if cooling:
+            body["reclaim_cooldowns"] = cooling
         if caller is not None and caller.admin:
             body["warnings"] = self._warnings(quotas, caller)
             if quotas.budgets:

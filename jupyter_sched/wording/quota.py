@@ -9,7 +9,7 @@ from typing import Any
 
 from ..model.units import clock_text, gpus_phrase
 
-__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "reclaim_paused_text", "no_gpus_fix", "quota_source_text", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
+__all__ = ["DOCTOR_FIX", "UNLISTED_SETTING", "ask_for_gpus", "reclaim_cooldown_line", "reclaim_paused_text", "no_gpus_fix", "quota_source_text", "unreadable_row_text", "unreadable_scope", "full_team_limit", "quota_lines", "quota_text", "unlisted_text"]
 
 UNLISTED_SETTING = "c.SchedApp.unlisted_team_borrowing_limit"
 """The setting that bounds the teams without a quota line (said to admins in the fixes)."""
@@ -128,17 +128,21 @@ def _gpus(value: Any) -> str:
     return gpus_phrase(float(value or 0))  # one GPU-count formatter: never "1 GPUs" (new user 17, N22)
 
 
-def reclaim_paused_text(team: str, until: datetime, now: datetime | None, *, user: str, cause: str,
+def reclaim_paused_text(team: str, until: datetime, now: datetime | None, *, user: str = "", cause: str = "",
                         actor: str = "", lease: bool = False) -> str:
     """A team's reclaim cool-down as its members read it in ``status`` / ``%gpu`` / the panel's Quota section
     (newuser38 n21: only a pending job's reason said it, so a teammate learnt it from a job that waited):
     ``vision: reclaims paused until 11:08 UTC (cool-down after n38a's release): its jobs take no borrowed GPUs
     back until then``. ``user``: the owner of the work that took GPUs back and gave them up (a teammate's name:
     said to the team's members only); ``cause``/``actor``: how it ended and who ended it
-    (:func:`~.preemption.reclaim_end_text`); ``lease``: it was a kernel's lease."""
+    (:func:`~.preemption.reclaim_end_text`); ``lease``: it was a kernel's lease. Without ``user`` (another team's
+    reader): ``vision: reclaims paused until 11:08 UTC (a reclaim cool-down): …``."""
     from .preemption import reclaim_end_text  # wording.reasons imports this module, and preemption it
 
     kind = "lease" if lease else "job"
+    if not user:
+        return (f"{team}: reclaims paused until {clock_text(until, now)} (a reclaim cool-down): its jobs take no "
+                "borrowed GPUs back until then")
     if cause in ("release", "cancel") and actor and actor != user:
         after = f"after {actor} {'released' if cause == 'release' else 'cancelled'} {user}'s {kind}"
     elif cause in ("release", "cancel"):
@@ -149,8 +153,9 @@ def reclaim_paused_text(team: str, until: datetime, now: datetime | None, *, use
             "borrowed GPUs back until then")
 
 
-def _paused(entry: Mapping[str, Any], now: datetime | None) -> str:
-    """:func:`reclaim_paused_text` of one ``GET me`` ``reclaim_cooldowns[]`` entry ("" when it is over or not one)."""
+def reclaim_cooldown_line(entry: Mapping[str, Any], now: datetime | None) -> str:
+    """:func:`reclaim_paused_text` of one ``GET me`` / ``GET quotas`` ``reclaim_cooldowns[]`` entry, as of ``now``
+    (the reader's zone in the CLI); "" when it is over or not one."""
     from .reasons import wire_time  # wording.reasons imports this module
 
     until = wire_time(entry.get("until"))
@@ -180,7 +185,7 @@ def quota_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]
     default = str(me.get("team") or "")
     teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
     paused = {str(c.get("team")): said for c in me.get("reclaim_cooldowns") or ()
-              if isinstance(c, Mapping) and (said := _paused(c, now))}
+              if isinstance(c, Mapping) and (said := reclaim_cooldown_line(c, now))}
     if teams:
         lines = []
         for t in teams:

@@ -1551,7 +1551,7 @@ export interface components {
             /** @description other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when none does (or this server does not lead the scheduling) */
             waiting_on_you?: components["schemas"]["MeWaitingOnYou"] | null;
             /** @description your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last scheduling cycle (empty when none, or this server does not lead the scheduling); also in quota_text */
-            reclaim_cooldowns?: components["schemas"]["MeReclaimCooldown"][];
+            reclaim_cooldowns?: components["schemas"]["ReclaimCooldownView"][];
             /** @description your pending jobs that are held until someone acts, by kind of hold, with what to do, as of the last scheduling cycle (empty when none, or this server does not lead the scheduling) */
             held?: components["schemas"]["MeHeld"][];
             /** @description hub mode: your hub groups changed in the last day, and where new work goes now (`you are now also in nlp; new work still goes to vision — --team nlp to charge it`); absent otherwise */
@@ -1594,6 +1594,8 @@ export interface components {
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: where every budget stands now — used, left, when it resets, what running work may still use and what a new job may use (hubadmin25 B16) */
             budget_standings?: components["schemas"]["BudgetStandingView"][];
+            /** @description teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last scheduling cycle (absent when none, or this server does not lead the scheduling); who ended the work is said to the team's members and admins only */
+            reclaim_cooldowns?: components["schemas"]["ReclaimCooldownView"][];
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
             warnings?: string[];
         };
@@ -2769,6 +2771,25 @@ export interface components {
             /** @example team vision's reclaims of other teams' borrowed GPUs wait until 04:52 UTC (a reclaim cool-down: the GPUs you took back were used for 1s) */
             text: string;
         };
+        /**
+         * @description A team whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down (newuser38 n21): work of
+         *     the team that took GPUs back by reclaim gave them up soon after (DESIGN.md *Reclaim*).
+         */
+        ReclaimCooldownView: {
+            team: string;
+            /** @description when the team's reclaims may go on (ISO 8601 UTC) */
+            until: string;
+            /** @description the member whose work took GPUs back and gave them up: said to the team's members and admins only (null to others) */
+            user?: string | null;
+            /** @description how that work ended: release, cancel, exit, failure, time_limit, idle_reclaim, budget, preempted or lost (null where user is) */
+            cause?: string | null;
+            /** @description who released or cancelled it, where someone did */
+            actor?: string | null;
+            /** @description it was a kernel's lease (%gpu request) */
+            lease?: boolean;
+            /** @description the line `jupyter-sched status` and the panel's Quota section say: `vision: reclaims paused until 11:08 UTC (cool-down after n38a's release): its jobs take no borrowed GPUs back until then` (to other teams: `(a reclaim cool-down)`) */
+            text: string;
+        };
         /** @enum {string} */
         ReclaimMode: "release" | "requeue" | "stop" | "notify";
         /** @description ``POST users/{user}/rename``: carry ``user``'s jobs, definitions, quota lines, budgets and usage to ``to``. */
@@ -2956,6 +2977,8 @@ export interface components {
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: where every budget stands now — used, left, when it resets, what running work may still use and what a new job may use (hubadmin25 B16) */
             budget_standings?: components["schemas"]["BudgetStandingView"][];
+            /** @description teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last scheduling cycle (absent when none, or this server does not lead the scheduling); who ended the work is said to the team's members and admins only */
+            reclaim_cooldowns?: components["schemas"]["ReclaimCooldownView"][];
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
             warnings?: string[];
             /** @description true: nothing was stored (the request's dry_run) */

@@ -30,6 +30,7 @@ from jupyter_sched.model import JobKind
 from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.jobs import SubmitJobRequest, UpdateJobRequest
 from jupyter_sched.store import Store, sqlite_url
+from jupyter_sched.wording.quota import reclaim_cooldown_line
 from jupyter_sched.wording.status import status_lines
 from tests.hub.test_red15_offboarding import offboard_against
 from tests.runtime.borrowed_world import borrowing_world
@@ -79,9 +80,23 @@ def test_newuser38_n21_a_teams_reclaim_cooldown_is_said_to_its_members_before_a_
         other = _me(svc, "n38c")  # nlp's member: not vision's, and never the releaser's name
         assert other["reclaim_cooldowns"] == [] and "n38a" not in other["quota_text"], other
 
+        # GET quotas (`jupyter-sched quotas`): every team's cool-down; who ended the work to members and admins only
+        def quotas_of(user: str, admin: bool = False) -> list[dict[str, Any]]:
+            got = svc.services.quotas.get(svc.services.caller(user, admin=admin)).to_wire()
+            return list(got.get("reclaim_cooldowns") or [])
+
+        [anonymous] = quotas_of("n38c")
+        assert anonymous == {"team": "vision", "until": cool["until"],
+                             "text": f"vision: reclaims paused until {at} UTC (a reclaim cool-down): its jobs take no "
+                                     "borrowed GPUs back until then"}, anonymous
+        assert reclaim_cooldown_line(anonymous, clock.now()) == anonymous["text"]  # the CLI's line, as read
+        assert [c["user"] for c in quotas_of("n38b")] == ["n38a"]
+        assert [c["text"] for c in quotas_of("root", admin=True)] == [words]
+
         clock.advance((until - clock.now()).total_seconds() + 1)  # over: no longer said
         later = _me(svc, "n38b")
         assert later["reclaim_cooldowns"] == [] and "reclaims paused" not in later["quota_text"]
+        assert quotas_of("n38c") == []
         assert not any("reclaims paused" in line for line in _status(me, clock.now()))  # nor from an old answer
     finally:
         svc.store.close()

@@ -181,6 +181,26 @@ class QuotaSourceView(ResponseModel):
                                   "`the config file (c.SchedApp.quotas) at Dec 4 23:15 UTC`")
 
 
+class ReclaimCooldownView(ResponseModel):
+    """A team whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down (newuser38 n21): work of
+    the team that took GPUs back by reclaim gave them up soon after (DESIGN.md *Reclaim*)."""
+
+    team: str
+    until: str = Field(description="when the team's reclaims may go on (ISO 8601 UTC)")
+    user: str | None = Field(default=None, description=(
+        "the member whose work took GPUs back and gave them up: said to the team's members and admins only "
+        "(null to others)"))
+    cause: str | None = Field(default=None, description=(
+        "how that work ended: release, cancel, exit, failure, time_limit, idle_reclaim, budget, preempted or lost "
+        "(null where user is)"))
+    actor: str | None = Field(default=None, description="who released or cancelled it, where someone did")
+    lease: bool = Field(default=False, description="it was a kernel's lease (%gpu request)")
+    text: str = Field(description=(
+        "the line `jupyter-sched status` and the panel's Quota section say: `vision: reclaims paused until 11:08 UTC "
+        "(cool-down after n38a's release): its jobs take no borrowed GPUs back until then` (to other teams: `(a "
+        "reclaim cool-down)`)"))
+
+
 class GetQuotasResponse(ResponseModel):
     """The quota set in force. It outlives restarts: the config file's c.SchedApp.quotas replaces the
     lines at a start only when it changed since it was last applied (the start-up log then warns)."""
@@ -202,6 +222,10 @@ class GetQuotasResponse(ResponseModel):
     budget_standings: list[BudgetStandingView] = Field(default_factory=list, description=(
         "admins: where every budget stands now — used, left, when it resets, what running work may still use "
         "and what a new job may use (hubadmin25 B16)"))
+    reclaim_cooldowns: list[ReclaimCooldownView] = Field(default_factory=list, description=(
+        "teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last "
+        "scheduling cycle (absent when none, or this server does not lead the scheduling); who ended the work is "
+        "said to the team's members and admins only"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node), teams "
                                             "without a line, lines that apply to nobody (hub mode: no hub group); a PUT's "
@@ -245,22 +269,6 @@ class MeWaitingOnYou(ResponseModel):
     text: str = Field(description=(
         "the sentence `jupyter-sched status`, `%schedule status` and the panel's My work say: `1 job of another user "
         "(n31a) waits for GPUs you hold` — no job's name or command (their owners' own)"))
-
-
-class MeReclaimCooldown(ResponseModel):
-    """One of your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down (newuser38 n21):
-    work of the team that took GPUs back by reclaim gave them up soon after (DESIGN.md *Reclaim*)."""
-
-    team: str
-    until: str = Field(description="when the team's reclaims may go on (ISO 8601 UTC)")
-    user: str = Field(description="the teammate whose work took GPUs back and gave them up (said to the team's members only)")
-    cause: str = Field(description=(
-        "how that work ended: release, cancel, exit, failure, time_limit, idle_reclaim, budget, preempted or lost"))
-    actor: str | None = Field(default=None, description="who released or cancelled it, where someone did")
-    lease: bool = Field(default=False, description="it was a kernel's lease (%gpu request)")
-    text: str = Field(description=(
-        "the line `jupyter-sched status` and the panel's Quota section say: `vision: reclaims paused until 11:08 UTC "
-        "(cool-down after n38a's release): its jobs take no borrowed GPUs back until then`"))
 
 
 class MeHeld(ResponseModel):
@@ -339,7 +347,7 @@ class GetMeResponse(ResponseModel):
     waiting_on_you: MeWaitingOnYou | None = Field(default=None, description=(
         "other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when "
         "none does (or this server does not lead the scheduling)"))
-    reclaim_cooldowns: list[MeReclaimCooldown] = Field(default_factory=list, description=(
+    reclaim_cooldowns: list[ReclaimCooldownView] = Field(default_factory=list, description=(
         "your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last "
         "scheduling cycle (empty when none, or this server does not lead the scheduling); also in quota_text"))
     held: list[MeHeld] = Field(default_factory=list, description=(
