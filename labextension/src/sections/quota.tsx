@@ -5,7 +5,7 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
-import { budgetStandingText, formatNumber, gpuHoursPhrase, lastDaysText, quotaFractions, quotaLabel, shownText } from '../format';
+import { budgetStandingText, formatNumber, gpuHoursPhrase, lastDaysText, quotaFractions, quotaLabel, serverText, shownText } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { allocationGpus, type QuotaLine } from '../types';
 import { ErrorNote, Meter, ModelView } from './base';
@@ -101,7 +101,8 @@ export class QuotaView extends ModelView {
         {me?.quota_text ? (
           // the server's sentence, the one `jupyter-sched status` and `%gpu` say (new user 17, N17: the
           // panel's own "you may use idle GPUs, preemptible" was false where nothing is borrowed)
-          <p className="jp-sched-muted jp-sched-quota-text">{shownText(`${me.quota_text.replace(/\.$/, '')}.`)}</p>
+          // its clocks (a team's reclaim cool-down, newuser38 n21) in the reader's zone, one zone per line (n30)
+          <p className="jp-sched-muted jp-sched-quota-text">{serverText(`${me.quota_text.replace(/\.$/, '')}.`)}</p>
         ) : !relevant.length ? (
           <p className="jp-sched-muted jp-sched-quota-text">{shownText(trans.__('No quota lines for %1.', [...teams].join(', ') || trans.__('your team')))}</p>
         ) : null}
