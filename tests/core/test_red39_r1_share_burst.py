@@ -17,7 +17,7 @@ from datetime import timedelta
 import pytest
 from core_builders import T0, make_job, make_node, quotas, running, snapshot
 
-from jupyter_sched.model import Job, JobKind, Quota
+from jupyter_sched.model import Job, JobKind, PriorityClass, Quota
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, run_cycle
 from jupyter_sched.scheduling.live import LiveCycle
 
@@ -131,3 +131,26 @@ def test_red39_r1_a_plan_for_a_share_charges_the_gpu_it_opens_whole() -> None:
     assert "no preemption: evicting would leave it only a GPU of its own, which counts whole: teamc would use " \
            "2.5 GPUs, above its limit of 2 GPUs" in reason.message, reason.message
     assert "would still not make it fit" not in reason.message, reason.message
+
+
+def test_red39_r1_a_share_waits_on_freed_gpus_only_where_it_may_open_one() -> None:
+    # as above, teamc holds 1.5 of its 2 GPUs (its low whole-GPU job, half a GPU beside teamb); teama's a2 is
+    # stopping. A high 0.1-GPU / 70 GiB share of teamc took over a2's GPU and waited for it — a GPU of its own,
+    # 2.5 GPUs on a limit of 2, which admission then refuses. It preempts teamc's own low job instead: that GPU
+    # counts whole either way (1.5 GPUs).
+    limits = quotas(Quota(team="teamc", guaranteed=2, borrowing_limit=0),
+                    Quota(team="teama", guaranteed=6, borrowing_limit=None),
+                    Quota(team="teamb", guaranteed=1, borrowing_limit=None))
+    stopping = running(make_job("a2", team="teama", user="ann"), "n1", [2])
+    jobs = [running(make_job("c-low", team="teamc", user="carol", priority="low"), "n1", [0]),
+            running(make_job("c-half", team="teamc", user="carol", milli=500, min_memory_mib=10 * GIB), "n1", [1],
+                    milli=500),
+            running(make_job("b-half", team="teamb", user="bob", milli=500, min_memory_mib=10 * GIB), "n1", [1],
+                    milli=500),
+            replace(stopping, stopping_since=T0 - timedelta(seconds=5)),
+            *(running(make_job(f"a{i}", team="teama", user="ann"), "n1", [i]) for i in range(3, 8)),
+            replace(_share("c-share", 3), spec=replace(_share("c-share", 3).spec, priority=PriorityClass.HIGH))]
+    result = run_cycle(snapshot([make_node(gpus=8)], jobs, quota=limits), SchedulingProfile(gpu_sharing="any"))
+    held = result.nominations.get("c-share")
+    assert held is not None and held.gpu_uuids == ("GPU-n1-0",), result.nominations  # was GPU-n1-2 (a2's)
+    assert [p.job_id for p in result.preemptions] == ["c-low"], result.preemptions

@@ -33,7 +33,7 @@ from ..share_charge import share_cost
 from ..spare import open_spare
 from .candidates import holder_key, team_borrowing, team_lines
 
-__all__ = ["search"]
+__all__ = ["placed_share_check", "search"]
 
 
 def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidate], owners: list[str],
@@ -77,10 +77,10 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
         placement = placed_around(ctx, job, req, flavor, reserved)
         if placement is None or not share:
             return placement is not None
-        check = _placed_share_check(ctx, visit, placement, flavor.model)  # what it adds there (red39 R1)
-        if check.ok and (check.within_guarantee or not rules.guarantee_required):
+        placed = placed_share_check(ctx, visit, placement, flavor.model)  # what it adds there (red39 R1)
+        if placed is None or (placed.ok and (placed.within_guarantee or not rules.guarantee_required)):
             return True
-        share_refused[:] = [check]
+        share_refused[:] = [placed]
         return False
 
     masks: dict[str, tuple[Holding, int] | None] = {}  # what each nomination's mask held when trial-evicted
@@ -136,14 +136,17 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
     return plan, placement
 
 
-def _placed_share_check(ctx: CycleContext, visit: Visit, placement: Placement, model: str) -> QuotaCheck:
-    """The quota check of a share placed at ``placement`` by a plan, charged what it adds to its team lines
-    there (:func:`..share_charge.share_cost`: the whole GPU when it opens one of its own), as admission
-    charges it (:func:`..admit.try_flavor`) — red team 39 R1: a plan that withdrew this cycle's borrowing
-    admission for a 0.1-GPU share "within its guarantee" let it open a GPU, the team 2.5 GPUs on a limit of 2."""
+def placed_share_check(ctx: CycleContext, visit: Visit, placement: Placement, model: str) -> QuotaCheck | None:
+    """The quota check of a share placed at ``placement`` by a plan or a wait on GPUs being freed (None: not a
+    share, or no shares counted), charged what it adds to its team lines there
+    (:func:`..share_charge.share_cost`: the whole GPU when it opens one of its own), as admission charges it
+    (:func:`..admit.try_flavor`) — red team 39 R1: a plan that withdrew this cycle's borrowing admission for a
+    0.1-GPU share "within its guarantee" let it open a GPU, the team 2.5 GPUs on a limit of 2; a share took
+    over GPUs a stopping job frees that admission would then refuse it."""
     spec, milli = visit.job.spec, visit.req.total_milli
     quota, state = ctx.quota, ctx.state
-    assert quota.held_away is not None
+    if visit.req.gpu_milli >= GPU_MILLI or quota.held_away is None:
+        return None
     away = quota.held_away()  # what its team's shares hold away before it is placed
     with state.what_if():
         state.take(visit.job.id, placement.holding)
@@ -154,7 +157,7 @@ def _placed_share_check(ctx: CycleContext, visit: Visit, placement: Placement, m
 
 def _share_refusal(plan: PreemptionPlan, team: str, check: QuotaCheck) -> PreemptionPlan:
     """The refusal of a plan whose evictions would give a share only a GPU of its own, counted whole against
-    its team's quota (:func:`_placed_share_check`) — not "would still not make it fit"."""
+    its team's quota (:func:`placed_share_check`) — not "would still not make it fit"."""
     if not check.ok:
         d = check.details
         why = f"{team} would be above its quota"

@@ -24,6 +24,7 @@ from ..admit import placed_around
 from ..context import CycleContext, Visit
 from ..snapshot import Pend
 from ..spare import STOPPING_PREFIX, claim, open_spare
+from .search import placed_share_check
 
 __all__ = ["hold_and_wait", "stopping_on", "wait_on_nominated", "wait_on_spare"]
 
@@ -44,7 +45,7 @@ def wait_on_nominated(ctx: CycleContext, visit: Visit, owners: list[str]) -> boo
         for flavor in visit.flavors:
             if flavor.pools and ctx.quota.check(job.spec.team, job.spec.user, flavor.model, req.total_milli).ok:
                 placement = ctx.placer.place(job.id, req, flavor)
-                if placement is not None:
+                if placement is not None and _share_fits(ctx, visit, placement, flavor):
                     found = (flavor, placement)
                     break
     if found is None:
@@ -88,6 +89,8 @@ def wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list[
         opened = open_spare(ctx)
         if opened and ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli).ok:
             placement = placed_around(ctx, job, req, flavor, reserved)
+            if placement is not None and not _share_fits(ctx, visit, placement, flavor):
+                placement = None
     if placement is None:
         return False
     waiting_on = stopping_on(ctx, placement)
@@ -95,6 +98,13 @@ def wait_on_spare(ctx: CycleContext, visit: Visit, flavor: Flavor, owners: list[
         return False  # it fits on free GPUs alone: the EASY reservation, not a victim, holds it back
     hold_and_wait(ctx, job, flavor.model, placement, waiting_on)
     return True
+
+
+def _share_fits(ctx: CycleContext, visit: Visit, placement: Placement, flavor: Flavor) -> bool:
+    """A share waits for GPUs being freed only where admission will take it: charged what it adds there
+    (:func:`.search.placed_share_check`; red team 39 R1) — any other job: True."""
+    check = placed_share_check(ctx, visit, placement, flavor.model)
+    return check is None or check.ok
 
 
 def stopping_on(ctx: CycleContext, placement: Placement) -> list[str]:
