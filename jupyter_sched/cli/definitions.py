@@ -407,8 +407,14 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
         result = client.call(routes.run_definition(target, body))
         if body:
             note_parameters(client.call(routes.definition(target)).get("notebook"), body["parameters"], io)
-        print(json.dumps(result, indent=1) if args.json else
-              f"{run_made_text(result)} of {_named(client, target, args.definition)} — `{PROG} wait {result['job_id']}` "
+        if args.json:
+            print(json.dumps(result, indent=1), file=out)
+            return EXIT_OK
+        from ..wording.jobs import named
+
+        definition = client.call(routes.definition(target, runs=1))  # its name, and its zone for the reason's clocks
+        name = str(definition.get("name") or "") if target == args.definition else args.definition  # as _named
+        print(f"{run_made_text(result, definition)} of {named(target, name)} — `{PROG} wait {result['job_id']}` "
               "follows it", file=out)
         return EXIT_OK
     else:

@@ -372,7 +372,7 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         _note_unknown_parameters(definition, cmd.parameters, say)  # as `jupyter-sched definitions run -p` says it
         from ..wording.definitions import run_made_text
 
-        made = run_made_text(run)  # from its real state: a run that waits is "queued" (newuser34 N5 nit)
+        made = run_made_text(run, definition)  # its real state (newuser34 N5 nit); clocks in its zone (n30)
         say(f"{made[0].upper()}{made[1:]} of {named(target, name)} with parameters "
             f"{json.dumps(run.get('parameters') or {})}; %schedule wait {run['job_id']} follows it.")
         return str(run["job_id"])

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..model.periods import said_to_reader
 from ..model.units import clock_text, format_duration, gpus_phrase, shown_in
 
 __all__ = ["CATCH_UP_WORD", "NO_JOB_WORDS", "NO_PREEMPT_WORDS", "PARAMETERS_SHOWN", "TRIGGER_WORDS", "catch_up_text", "changes_text", "firing_text", "in_its_zone", "last_run_parts",
@@ -369,16 +370,23 @@ def _parameter_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[s
     return said
 
 
-def run_made_text(run: Mapping[str, Any]) -> str:
+def run_made_text(run: Mapping[str, Any], definition: Mapping[str, Any] | None = None) -> str:
     """What a "run now" made, from its job's real state (``POST definitions/{id}/run``'s answer):
     ``queued run j-… (pending: waiting for 1 GPU …)`` while it waits, ``started run j-…`` once it runs,
-    ``run j-… failed`` after (newuser34 N5 nit: a run held by a spent budget was said "started")."""
+    ``run j-… failed`` after (newuser34 N5 nit: a run held by a spent budget was said "started"). The server's
+    reason's clocks in ``definition``'s zone (:func:`in_its_zone`, as the rest of its output; newuser38 n30), else
+    the reader's."""
     job_id = str(run.get("job_id") or "")
     job = run.get("job") if isinstance(run.get("job"), Mapping) else None
     state = str(job.get("state") or "") if job else ""
     if state in ("pending", "admitted"):
         reason = job.get("reason") if job else None
         why = str(reason.get("message") or "") if isinstance(reason, Mapping) else ""
+        if definition is not None:
+            with in_its_zone(definition):
+                why = said_to_reader(why)
+        else:
+            why = said_to_reader(why)
         return f"queued run {job_id}" + (f" (pending: {why})" if why else " (pending)")
     if state == "running":
         return f"started run {job_id}"

@@ -27,6 +27,7 @@ import pytest
 from jupyter_sched.model.periods import said_to_reader
 from jupyter_sched.model.units import clock_text, clocks_said, shown_in
 from jupyter_sched.store import Store
+from jupyter_sched.wording.definitions import run_made_text
 from jupyter_sched.wording.jobs import lease_end_words
 from jupyter_sched.wording.reasons import refusal_text
 from tests.cli_server import Run, server_for_module
@@ -81,6 +82,16 @@ def test_newuser38_n30_refusals_warnings_and_job_messages_in_the_readers_zone() 
     assert hint == "use e.g. 2025-03-30T06:30:00Z", hint  # an example to type is not a clock to read
     assert warning == "budget spent this UTC day; resets Dec 7 16:00 PST", warning
     assert ended == "released by the server: kernel k-1 was asked to shut down at Dec 7 03:02:05 PST", ended
+
+
+def test_newuser38_n30_run_now_says_its_reason_in_the_definitions_zone() -> None:
+    """``definitions run`` / ``%schedule define run`` of a Berlin definition: its reason's clock in Berlin's zone, as
+    the rest of a definition's output (newuser38 n20's rule); without the definition, the reader's."""
+    run = {"job_id": "j-1", "job": {"state": "pending", "reason": {"message": "budget spent; resets Dec 8 00:00 UTC"}}}
+    with shown_in(LA):
+        assert run_made_text(run, {"timezone": "Europe/Berlin"}) == "queued run j-1 (pending: budget spent; resets " \
+            "Dec 8 01:00 CET)"
+        assert run_made_text(run) == "queued run j-1 (pending: budget spent; resets Dec 7 16:00 PST)"
 
 
 @pytest.fixture(scope="module")
