@@ -89,7 +89,7 @@ class QuotasService:
         body = self._body(quotas)
         # every team's reclaim cool-down; who ended the work only to its members and admins (newuser38 n21)
         cooling = cooldown_views(self.ctx.engine, self.ctx.clock.now(), named=lambda team: caller is None or
-                                 caller.admin or team in caller.teams)
+                                 caller.admin or team in caller.teams, reader=caller.user if caller else "")
         if cooling:
             body["reclaim_cooldowns"] = cooling
         if caller is not None and caller.admin:

@@ -22,11 +22,11 @@ __all__ = ["cooldown_views"]
 
 
 def cooldown_views(engine: Any, now: datetime, *, teams: Iterable[str] | None = None,
-                   named: Callable[[str], bool] = lambda team: True) -> list[dict[str, Any]]:
+                   named: Callable[[str], bool] = lambda team: True, reader: str = "") -> list[dict[str, Any]]:
     """``reclaim_cooldowns`` entries (``services.models.quotas.ReclaimCooldownView``'s fields) of ``teams`` (None:
     every team), by team name, whose reclaims wait at ``now``; ``named(team)``: the reader may read who ended the
     work (its members, admins) — else ``user``, ``cause`` and ``actor`` are left out. [] where this server does not
-    lead the scheduling or nothing is held."""
+    lead the scheduling or nothing is held. ``reader``: whose own work or act is said "your"/"you" in ``text``."""
     if not getattr(engine, "is_leader", False) or not engine.applier.reclaims:
         return []
     found = team_cooldowns(engine.applier.reclaims, float(getattr(engine.profile, "reclaim_cooldown_s", 0.0) or 0.0),
@@ -39,7 +39,7 @@ def cooldown_views(engine: Any, now: datetime, *, teams: Iterable[str] | None = 
             out.append({"team": team, "until": to_iso(until), "user": took.user, "cause": took.cause,
                         "actor": took.actor or None, "lease": took.lease,
                         "text": reclaim_paused_text(team, until, now, user=took.user, cause=took.cause,
-                                                    actor=took.actor, lease=took.lease)})
+                                                    actor=took.actor, lease=took.lease, reader=reader)})
         else:
             out.append({"team": team, "until": to_iso(until), "text": reclaim_paused_text(team, until, now)})
     return out

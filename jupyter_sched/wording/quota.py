@@ -129,31 +129,34 @@ def _gpus(value: Any) -> str:
 
 
 def reclaim_paused_text(team: str, until: datetime, now: datetime | None, *, user: str = "", cause: str = "",
-                        actor: str = "", lease: bool = False) -> str:
+                        actor: str = "", lease: bool = False, reader: str = "") -> str:
     """A team's reclaim cool-down as its members read it in ``status`` / ``%gpu`` / the panel's Quota section
     (newuser38 n21: only a pending job's reason said it, so a teammate learnt it from a job that waited):
     ``vision: reclaims paused until 11:08 UTC (cool-down after n38a's release): its jobs take no borrowed GPUs
     back until then``. ``user``: the owner of the work that took GPUs back and gave them up (a teammate's name:
     said to the team's members only); ``cause``/``actor``: how it ended and who ended it
-    (:func:`~.preemption.reclaim_end_text`); ``lease``: it was a kernel's lease. Without ``user`` (another team's
-    reader): ``vision: reclaims paused until 11:08 UTC (a reclaim cool-down): …``."""
+    (:func:`~.preemption.reclaim_end_text`); ``lease``: it was a kernel's lease; ``reader``: who reads it — their
+    own work and act are "your"/"you" (``after your release``). Without ``user`` (another team's reader):
+    ``vision: reclaims paused until 11:08 UTC (a reclaim cool-down): …``."""
     from .preemption import reclaim_end_text  # wording.reasons imports this module, and preemption it
 
     kind = "lease" if lease else "job"
     if not user:
         return (f"{team}: reclaims paused until {clock_text(until, now)} (a reclaim cool-down): its jobs take no "
                 "borrowed GPUs back until then")
+    whose = "your" if reader and user == reader else f"{user}'s"
     if cause in ("release", "cancel") and actor and actor != user:
-        after = f"after {actor} {'released' if cause == 'release' else 'cancelled'} {user}'s {kind}"
+        who = "you" if reader and actor == reader else actor
+        after = f"after {who} {'released' if cause == 'release' else 'cancelled'} {whose} {kind}"
     elif cause in ("release", "cancel"):
-        after = f"after {user}'s {cause}"
+        after = f"after {whose} {cause}"
     else:
-        after = f"after {user}'s {kind} gave up the GPUs it took back ({reclaim_end_text(cause)})"
+        after = f"after {whose} {kind} gave up the GPUs it took back ({reclaim_end_text(cause)})"
     return (f"{team}: reclaims paused until {clock_text(until, now)} (cool-down {after}): its jobs take no "
             "borrowed GPUs back until then")
 
 
-def reclaim_cooldown_line(entry: Mapping[str, Any], now: datetime | None) -> str:
+def reclaim_cooldown_line(entry: Mapping[str, Any], now: datetime | None, reader: str = "") -> str:
     """:func:`reclaim_paused_text` of one ``GET me`` / ``GET quotas`` ``reclaim_cooldowns[]`` entry, as of ``now``
     (the reader's zone in the CLI); "" when it is over or not one."""
     from .reasons import wire_time  # wording.reasons imports this module
@@ -163,7 +166,7 @@ def reclaim_cooldown_line(entry: Mapping[str, Any], now: datetime | None) -> str
         return ""
     return reclaim_paused_text(str(entry["team"]), until, now, user=str(entry.get("user") or ""),
                                cause=str(entry.get("cause") or ""), actor=str(entry.get("actor") or ""),
-                               lease=bool(entry.get("lease")))
+                               lease=bool(entry.get("lease")), reader=reader)
 
 
 def quota_text(me: Mapping[str, Any], now: datetime | None = None) -> str:
@@ -185,7 +188,7 @@ def quota_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]
     default = str(me.get("team") or "")
     teams = [t for t in me.get("by_team") or () if isinstance(t, Mapping) and t.get("team")]
     paused = {str(c.get("team")): said for c in me.get("reclaim_cooldowns") or ()
-              if isinstance(c, Mapping) and (said := reclaim_cooldown_line(c, now))}
+              if isinstance(c, Mapping) and (said := reclaim_cooldown_line(c, now, str(me.get("user") or "")))}
     if teams:
         lines = []
         for t in teams:

@@ -92,6 +92,9 @@ def test_newuser38_n21_a_teams_reclaim_cooldown_is_said_to_its_members_before_a_
         assert reclaim_cooldown_line(anonymous, clock.now()) == anonymous["text"]  # the CLI's line, as read
         assert [c["user"] for c in quotas_of("n38b")] == ["n38a"]
         assert [c["text"] for c in quotas_of("root", admin=True)] == [words]
+        own = _me(svc, "n38a")  # the releaser reads their own act as theirs
+        assert own["reclaim_cooldowns"][0]["text"] == words.replace("n38a's release", "your release"), own
+        assert any(line.strip() == words.replace("n38a's release", "your release") for line in _status(own, clock.now()))
 
         clock.advance((until - clock.now()).total_seconds() + 1)  # over: no longer said
         later = _me(svc, "n38b")
@@ -212,3 +215,25 @@ def test_newuser38_n3_the_next_submit_says_the_changed_default_team_once(tmp_pat
         assert "you are no longer in vision; new work now goes to nlp" in (again.warnings or []), again.warnings
     finally:
         svc.store.close()
+
+
+def test_newuser38_n21_the_cooldown_line_says_how_the_work_ended_and_whose_it_was() -> None:
+    """Every way a taker ends reads in the line, "your" to its owner, and nothing of it to another team."""
+    from jupyter_sched.wording.quota import reclaim_paused_text
+
+    until = NOW + timedelta(minutes=15)
+
+    def said(**kw: Any) -> str:
+        text = reclaim_paused_text("vision", until, NOW, **kw)
+        assert text.startswith("vision: reclaims paused until 10:55 UTC (") and text.endswith(
+            "): its jobs take no borrowed GPUs back until then"), text
+        return text[text.index("(") + 1:text.index("): its")]
+
+    assert said(user="n38a", cause="release", lease=True) == "cool-down after n38a's release"
+    assert said(user="n38a", cause="release", lease=True, reader="n38a") == "cool-down after your release"
+    assert said(user="n38a", cause="cancel", actor="root") == "cool-down after root cancelled n38a's job"
+    assert said(user="n38a", cause="cancel", actor="root", reader="root") == "cool-down after you cancelled n38a's job"
+    assert said(user="n38a", cause="exit") == "cool-down after n38a's job gave up the GPUs it took back (it exited)"
+    assert said(user="n38a", cause="time_limit", lease=False) == (
+        "cool-down after n38a's job gave up the GPUs it took back (its time limit stopped it)")
+    assert said() == "a reclaim cool-down"  # another team's reader: no name, no cause
