@@ -839,6 +839,27 @@ def _front_door() -> str:
     return "" if sock_diag.available() else f"front door: {local_accounts_unknown()}"
 
 
+def _origins_check(store: Store) -> Check | None:
+    """What the last service started on this store found of the hub's origins (red38 R5: an admin's shell has not
+    the service's ``JUPYTERHUB_HOST``/``JUPYTERHUB_PUBLIC_URL``, so the doctor reads the service's own finding,
+    :func:`jupyter_sched.hub.origins.origins_said`); ``warn`` when it warned. None when no service of this version
+    started on the store, or the store cannot say (older schema)."""
+    try:
+        from ..hub.origins import origins_said
+
+        said = origins_said(store)
+    except (ImportError, SchedError):  # the slim install has no hub; a store that cannot be read says so elsewhere
+        return None
+    if said is None:
+        return None
+    found = said.line.removeprefix("origins: ")
+    where = f"{said.host}, pid {said.pid}" if said.pid is not None else said.host
+    line = f"origins: (the service found at its start, {said.at.strftime('%Y-%m-%d %H:%M')} UTC on {where}) {found}"
+    fix = ("c.JupyterHub.subdomain_host in the hub's config (docs/admin.md, \"One origin per server\")"
+           if said.warn else None)
+    return Check("origins", "warn" if said.warn else "ok", line, fix=fix, lines=(line,))
+
+
 def _hub_service_here(choice: StoreChoice) -> str:
     """When the doctor took this account's embedded default while a hub service (``jupyter-sched
     serve``) runs on this host, the sentence saying so and how to check the service's store; else ""
@@ -961,7 +982,8 @@ def _scan_checks(store: Store, choice: StoreChoice, entries: Sequence[Quarantine
             configs = _serve_configs()
         except SchedError:  # a --config FILE that does not load: the config line says so
             configs = []
-        checks += [c for c in (_job_python_check(configs), _log_disk(store, configs), _front_door_check()) if c]
+        checks += [c for c in (_job_python_check(configs), _log_disk(store, configs), _front_door_check(),
+                               _origins_check(store)) if c]
     config_lines = _config_lines(embedded=choice.embedded,  # newuser29 N4
                                  hub_store=not choice.embedded and _is_hub_store(store, choice.url))
     if config_lines:

@@ -84,7 +84,7 @@ from .idle_shutdown import HubKernelShutdown, draining
 from .job_python import job_python_warning, missing_jupyter_sched
 from .listener import first_unprivileged_port
 from .listening import BEAT_S as LISTENING_BEAT_S
-from .listening import ListeningRecord
+from .listening import ListeningRecord, this_host
 from .liveness import (
     GONE_KERNEL,
     MAX_REPORT_BYTES,
@@ -103,7 +103,7 @@ from .liveness import (
 from .lookalike_names import LookalikeNames, lookalike_refusal
 from .membership import hub_caller_of
 from .offboard import Offboarding, unconfirmed_warning
-from .origins import origin_line
+from .origins import origin_line, record_origins
 from .refusals import REFUSED_TOKEN_PATH, SQUAT_REPORT_PATH, RefusedTokenHandler, SquatReportHandler
 
 __all__ = ["HUB_ACTOR", "HubSchedApp", "KernelReportHandler", "known_teams", "refuse_unrunnable", "stale_leases"]
@@ -376,7 +376,11 @@ class HubSchedApp(SchedApp):
             self.log.warning("jupyter_sched: %s", no_quota_warning(self.default_time_limit_s))
         # teams without a line (red team 19, R3): logged by build_services, at every start of either mode
         # a password-less local PostgreSQL under users' jobs (H5): said by SchedApp's start (startup_checks)
-        warn, said = origin_line(os.environ)  # one origin for every server and this service (red38 R5)
+        try:  # one origin for every server and this service (red38 R5); kept for the doctor, which runs without
+            # this service's environment (s39-k8s)
+            warn, said = record_origins(self.services.store, os.environ, host=this_host(), pid=os.getpid())
+        except SchedError:  # a store that did not take the row: the line is said all the same
+            warn, said = origin_line(os.environ)
         (self.log.warning if warn else self.log.info)("jupyter_sched: %s", said)
         if self.executor == "local":
             # who reads the jobs' command lines (new user 17, N13): the API redacts them, ps may not; said

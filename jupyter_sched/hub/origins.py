@@ -15,14 +15,24 @@ service's own public URL (with subdomains ``https://jupyter-sched.hub.example.or
 the hub's origin or absent). The service has an origin of its own when that URL's host is not the hub's. An external
 service (the ``"url"`` form, a Kubernetes Deployment) gets what its admin sets; where ``JUPYTERHUB_HOST`` is absent
 the service cannot tell and says so, at INFO.
+
+What it found is kept in its store too, one ``service_origins`` audit row per start (:func:`record_origins`), since
+``jupyter-sched doctor`` runs in an admin's shell, which has not the service's environment: the doctor reads the
+newest row (:func:`origins_said`) and says it with when, where and which process found it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["ENV_HOST", "ENV_PUBLIC_URL", "origin_line"]
+__all__ = ["ENV_HOST", "ENV_PUBLIC_URL", "ORIGINS_ACTION", "OriginsSaid", "origin_line", "origins_said", "record_origins"]
+
+ORIGINS_ACTION = "service_origins"
+"""The audit action of what a service found of the origins at its start (its message is the start-up line)."""
 
 ENV_HOST = "JUPYTERHUB_HOST"
 """The hub's public origin as JupyterHub gives it to the services and servers it starts ("" when it has none)."""
@@ -50,3 +60,37 @@ def origin_line(env: Mapping[str, str]) -> tuple[bool, str]:
                   "a page a user serves from their own server runs its script as the hub and as this service for "
                   "whoever opens it — an admin who opens one acts as a scheduler admin (cancels anyone's jobs, "
                   f"changes quotas) without knowing; {_FIX}; until then, admins should not open users' servers")
+
+
+@dataclass(frozen=True, slots=True)
+class OriginsSaid:
+    """What a service found of the origins at its start, as its store keeps it (:func:`record_origins`)."""
+
+    warn: bool
+    line: str
+    at: datetime
+    host: str
+    pid: int | None
+
+
+def record_origins(store: Any, env: Mapping[str, str], *, host: str, pid: int) -> tuple[bool, str]:
+    """Say :func:`origin_line` of ``env`` and keep it in ``store`` as one ``service_origins`` audit row (the host and
+    process that found it, and the two values it read), for the doctor; returns ``(warn, line)``. A store that does not
+    take the row is the caller's to say (it raises :class:`~jupyter_sched.errors.StoreError`)."""
+    warn, line = origin_line(env)
+    store.add_event(actor="scheduler", action=ORIGINS_ACTION, message=line, details={
+        "warn": warn, "host": host, "pid": pid, ENV_HOST: env.get(ENV_HOST), ENV_PUBLIC_URL: env.get(ENV_PUBLIC_URL)})
+    return warn, line
+
+
+def origins_said(store: Any) -> OriginsSaid | None:
+    """The newest ``service_origins`` row of ``store`` (what the last service started on it found), None when no
+    service of this version has started on it."""
+    rows = store.list_events(action=ORIGINS_ACTION, newest_first=True, limit=1)
+    if not rows:
+        return None
+    row = rows[0]
+    details = row.details if isinstance(row.details, Mapping) else {}
+    pid = details.get("pid")
+    return OriginsSaid(warn=details.get("warn") is True, line=str(row.message), at=row.at,
+                       host=str(details.get("host") or "?"), pid=pid if isinstance(pid, int) else None)

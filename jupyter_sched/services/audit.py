@@ -38,6 +38,7 @@ AUDIT_ACTIONS: frozenset[str] = frozenset({
     "node_cordoned", "node_uncordoned", "inventory_changed",
     # the service and its store
     "job_secret_rotated", "leader_acquired", "leader_resigned", "pruned", "quarantine_removed", "quarantine_repaired",
+    "service_origins",
 })
 """Every ``action`` an audit record is written with (tests/onboarding/test_newuser13.py scans the
 package's writers against it), for ``GET audit?action=``: a value that is none of them and that no
@@ -45,9 +46,10 @@ stored record has is refused naming them, instead of answering ``[]`` (new user 
 read as "nothing happened")."""
 
 
-NOT_LOGGED: frozenset[str] = frozenset({"eta_moved", "progress_ignored", "progress_over_limit"})
+NOT_LOGGED: frozenset[str] = frozenset({"eta_moved", "progress_ignored", "progress_over_limit", "service_origins"})
 """Audit actions the service log leaves out (:func:`log_sink`): an estimate's or a report's, many a minute,
-that change no placement or policy."""
+that change no placement or policy; and what the log said already in its own line (``service_origins``: the
+start's origins line, kept for the doctor, :mod:`jupyter_sched.hub.origins`)."""
 
 
 def log_sink(logger: logging.Logger) -> Callable[[Sequence[tuple[str, str, str | None, str | None, str]]], None]:
