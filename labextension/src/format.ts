@@ -170,7 +170,7 @@ export function unhealthyLine(job: Pick<Job, 'state' | 'unhealthy_gpus'>): strin
   if (!gpus.length || !ACTIVE_STATES.has(job.state)) {
     return '';
   }
-  return gpus.map(g => g.text).filter(Boolean).join('; ');
+  return clocksAsOf(gpus.map(g => g.text).filter(Boolean).join('; ')); // its "since …" in the browser's zone (newuser38 n30)
 }
 
 /**
@@ -180,7 +180,8 @@ export function unhealthyLine(job: Pick<Job, 'state' | 'unhealthy_gpus'>): strin
  * before then`. "" for work not on a drained node, waiting or ended.
  */
 export function drainLine(job: Pick<Job, 'state' | 'drain'>): string {
-  return job.drain && ACTIVE_STATES.has(job.state) && !isWaiting(job.state) ? job.drain.text : '';
+  // its "stopped at 18:37 UTC" in the browser's zone, as the card's other clocks (newuser38 n30)
+  return job.drain && ACTIVE_STATES.has(job.state) && !isWaiting(job.state) ? clocksAsOf(job.drain.text) : '';
 }
 
 /**
@@ -1143,7 +1144,8 @@ export function quotaFractions(
  * new user 8, N13: it read "Running"); '' otherwise.
  */
 export function stoppingText(job: object): string {
-  return (job as { stop_requested?: { text?: string | null } | null }).stop_requested?.text ?? '';
+  const said = (job as { stop_requested?: { text?: string | null } | null }).stop_requested?.text ?? '';
+  return said && clocksAsOf(said); // its clocks in the browser's zone (newuser38 n30)
 }
 
 /**

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { SchedApiError, describeError } from '../src/client';
 import { runNowNotice, runReason, skippedText } from '../src/definitions';
-import { clocksAsOf, outcome, serverText, setDisplayZone, setZoneLabels } from '../src/format';
+import { clocksAsOf, drainLine, outcome, serverText, setDisplayZone, setZoneLabels, stoppingText, unhealthyLine } from '../src/format';
 import { AdminView } from '../src/sections';
 import { ToastFolder } from '../src/toasts';
 import { FakeSchedServer, json, settle } from './fakeserver';
@@ -112,5 +112,15 @@ describe('newuser38 n30: one zone per line, the browser\'s', () => {
     const d = { timezone: 'Europe/Berlin', skipped: { count: 1, first: '2026-12-07T10:02:00Z', last: '2026-12-07T10:02:00Z',
       why: 'its run j-1 waits for a budget that resets Dec 8 00:00 UTC', cause: 'waiting' as const, job_id: 'j-1' } };
     expect(skippedText(d, now)).toContain('(11:02 UTC+1) since its last scheduled run: its run j-1 waits for a budget that resets Dec 8 01:00 UTC+1');
+  });
+
+  it('test_newuser38_n30_a_cards_server_lines_say_the_browsers_zone', () => {
+    browserOnLosAngeles();
+    const running = { state: 'running' } as const;
+    // dated, so the test holds on any day: the card's drain, stop and unhealthy lines are the server's sentences
+    expect(drainLine({ ...running, drain: { text: 'node-a is being drained by boss: this job is stopped at Dec 7 2026 18:37 UTC and requeued' } } as never))
+      .toMatch(/stopped at (Dec 7 )?10:37 PST and requeued$/);
+    expect(stoppingText({ stop_requested: { text: 'cancel requested by ivan at Dec 7 2026 11:02:05 UTC' } })).toMatch(/at (Dec 7 )?03:02:05 PST$/);
+    expect(unhealthyLine({ ...running, unhealthy_gpus: [{ text: 'GPU-1: Xid 94, since 2026-12-07T11:00:00Z' }] } as never)).toMatch(/since (Dec 7 )?03:00 PST$/);
   });
 });
