@@ -54,6 +54,7 @@ describe('newuser38 n21 / n24', () => {
     expect(QueueView.badge(model, context(model).trans)).toBe('2 pending (1 held) · 1 running');
     const queue = await mount(new QueueView(context(model)));
     expect(queue.node.querySelector('.jp-sched-subhead')?.textContent).toBe('Pending (2, 1 held)');
+    expect(MyWorkView.badge(model, context(model).trans)).toBe('2 active (1 held)');
     const mine = await mount(new MyWorkView(context(model)));
     expect([...mine.node.querySelectorAll('.jp-sched-held-work')].map(p => p.textContent)).toEqual([
       '1 held: never starts (you left team nlp) — cancel and resubmit with --team vision'
@@ -66,6 +67,7 @@ describe('newuser38 n21 / n24', () => {
     server.queue = [queueRow({ id: 'j-wait', state: 'pending' }, { position: 1 })];
     const { model } = await startedModel(server, 'queue', 'jobs', 'inventory', 'quotas');
     expect(QueueView.badge(model, context(model).trans)).toBe('1 pending · 0 running');
+    expect(MyWorkView.badge(model, context(model).trans)).toBe('');
     const mine = await mount(new MyWorkView(context(model)));
     expect(mine.node.querySelector('.jp-sched-held-work')).toBeNull();
     model.dispose();

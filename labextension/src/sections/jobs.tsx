@@ -332,8 +332,12 @@ export class MyWorkView extends ModelView {
   }
 
   static badge(model: ISchedModel, trans: TranslationBundle): string {
-    const active = [...model.jobs, ...model.leases].filter(j => !TERMINAL_STATES.has(j.state)).length;
-    return active ? trans._n('%1 active', '%1 active', active) : '';
+    const mine = [...model.jobs, ...model.leases].filter(j => !TERMINAL_STATES.has(j.state));
+    const held = mine.filter(isHeld).length; // never start until someone acts: said apart (newuser38 n24)
+    if (!mine.length) {
+      return '';
+    }
+    return held ? trans.__('%1 active (%2 held)', mine.length, held) : trans._n('%1 active', '%1 active', mine.length);
   }
 
   private run(command: string, job: Job): void {
