@@ -111,14 +111,17 @@ def _print(answer: dict[str, Any], args: argparse.Namespace, io: Any, *, work: b
     if getattr(args, "json", False):
         print(json.dumps(answer, indent=2), file=io.out)
         return
+    from ..model.periods import said_to_reader
     from ..model.units import gpus_phrase  # "1 GPU", never "1 GPUs" (hubadmin26 B2)
     from ..textsafe import escaped_controls, escaped_line
 
-    print(escaped_controls(str(answer.get("text") or "")), file=io.out)
+    # the server's sentences (``… by alice at 15:40 UTC``, a job's fate ``stopped at 17:40 UTC``): their clocks in
+    # the caller's zone, as the CLI's own (newuser38 n30)
+    print(escaped_controls(said_to_reader(str(answer.get("text") or ""))), file=io.out)
     items = answer.get("work") or [] if work else []
     for item in items[:_SHOWN]:  # a user's name on an admin's terminal, escaped on one line (s30)
         print(escaped_line(f"  {item.get('id')}  {item.get('user')}  {item.get('kind')}  "
-                           f"{gpus_phrase(item.get('gpus', 0))}: {item.get('fate')}"), file=io.out)
+                           f"{gpus_phrase(item.get('gpus', 0))}: {said_to_reader(str(item.get('fate')))}"), file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
 
