@@ -62,11 +62,14 @@ def drain_dict(node: str, cordon: Cordon, noun: str, *, now: datetime | None = N
 def drain_text(job: Mapping[str, Any]) -> str:
     """The sentence of a job answer's ``drain`` (its node is drained: :func:`drain_dict`), "" when none or the
     work no longer holds GPUs — the one wording of the CLI's ``jobs`` and ``status JOB``, the magics' job views
-    and (``drainLine``) the panel's My work."""
+    and (``drainLine``) the panel's My work — its clocks (``stopped at 18:37 UTC``) in a known reader's zone, as the
+    line's others (newuser38 n30)."""
     drain = job.get("drain")
     if not isinstance(drain, Mapping) or job.get("state") not in ("admitted", "running"):
         return ""
-    return str(drain.get("text") or "")
+    from ..model.periods import said_to_reader
+
+    return said_to_reader(str(drain.get("text") or ""))
 
 
 def evict_clause(cordon: Cordon, *, now: datetime | None = None) -> str:

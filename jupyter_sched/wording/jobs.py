@@ -592,11 +592,13 @@ def unhealthy_gpu_dict(gpu: Any) -> dict[str, Any]:
 def unhealthy_text(job: Mapping[str, Any]) -> str:
     """The sentences of a job answer's ``unhealthy_gpus`` (a GPU that turned unhealthy under running work,
     hubadmin24 B14), joined; "" when none. The one wording of the CLI's ``status JOB`` and the magics'
-    job views; the panel's ``unhealthyLine`` shows the same ``text``."""
+    job views; the panel's ``unhealthyLine`` shows the same ``text`` — its time (``since 2026-…Z``) a clock in the
+    reader's zone (newuser38 n30)."""
     gpus = job.get("unhealthy_gpus")
     if not isinstance(gpus, list) or job.get("state") not in ("admitted", "running"):
         return ""
-    return "; ".join(str(g.get("text") or "") for g in gpus if isinstance(g, Mapping) and g.get("text"))
+    return clock_times("; ".join(str(g.get("text") or "") for g in gpus if isinstance(g, Mapping) and g.get("text")),
+                       None)
 
 
 _SERVING = ("ready on port", "stopped answering on port")

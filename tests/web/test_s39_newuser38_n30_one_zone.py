@@ -27,8 +27,9 @@ import pytest
 from jupyter_sched.model.periods import said_to_reader
 from jupyter_sched.model.units import clock_text, clocks_said, shown_in
 from jupyter_sched.store import Store
+from jupyter_sched.wording.cordons import drain_text
 from jupyter_sched.wording.definitions import run_made_text
-from jupyter_sched.wording.jobs import lease_end_words
+from jupyter_sched.wording.jobs import lease_end_words, unhealthy_text
 from jupyter_sched.wording.reasons import refusal_text
 from tests.cli_server import Run, server_for_module
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
@@ -92,6 +93,18 @@ def test_newuser38_n30_run_now_says_its_reason_in_the_definitions_zone() -> None
         assert run_made_text(run, {"timezone": "Europe/Berlin"}) == "queued run j-1 (pending: budget spent; resets " \
             "Dec 8 01:00 CET)"
         assert run_made_text(run) == "queued run j-1 (pending: budget spent; resets Dec 7 16:00 PST)"
+
+
+def test_newuser38_n30_a_running_jobs_drain_and_unhealthy_lines_in_the_readers_zone() -> None:
+    """``jobs`` / ``status JOB`` / the magics' job views: the server's drain and unhealthy-GPU sentences (the panel's
+    drainLine / unhealthyLine say them in the browser's zone)."""
+    job = {"state": "running",
+           "drain": {"text": "node-a is being drained by boss: this job is stopped at Dec 7 18:37 UTC and requeued"},
+           "unhealthy_gpus": [{"text": "GPU 0 (GPU-a) on node-a is unhealthy (Xid 94) since Dec 7 11:00 UTC"}]}
+    with shown_in(LA):
+        assert drain_text(job).endswith("stopped at Dec 7 10:37 PST and requeued"), drain_text(job)
+        assert unhealthy_text(job).endswith("since Dec 7 03:00 PST"), unhealthy_text(job)
+    assert drain_text(job).endswith("18:37 UTC and requeued")  # the server's own words: as written
 
 
 @pytest.fixture(scope="module")
