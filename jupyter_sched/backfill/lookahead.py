@@ -21,7 +21,11 @@ GPU model, the GPUs it starts on; other jobs waiting on their quota are not prot
 EASY's reservation is made as the cycle makes it
 (:mod:`.easy`): on the jobs then running held to their time limits (``holds``; the replay's own
 starts too), not to their expected ends — on expected ends it came earlier than the cycle's, so
-the replay let fewer jobs backfill than admission then did and put their ETAs too late. A job's start in this replay is its ETA. This is the event
+the replay let fewer jobs backfill than admission then did and put their ETAs too late. Where units are nodes, the
+reservation keeps from each step the GPUs free then that the placer gives it at its start, on the node the
+cycle's walk stops on, and each start takes the GPUs the placer gives it (``gpus``: :mod:`..scheduling.eta_gpus`;
+newuser38 n23: counted per node, the GPU free at a step was kept though the placer left it out). A job's start in
+this replay is its ETA. This is the event
 loop of a discrete-event simulator over the projection's timelines (Mu'alem & Feitelson 2001 keep
 reservations the same way; Slurm's backfill plans ``squeue --start`` by walking its own rules
 over a node-time map). Pure; bounded by ``max_steps``.
@@ -34,11 +38,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from .easy import keeps_room, outlasts
 from .projection import Demand, Estimate, Option, Projection
 
-__all__ = ["BudgetGate", "Hold", "lookahead"]
+__all__ = ["BudgetGate", "GpuPicks", "Hold", "lookahead"]
 
 Order = Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]
 """``(t, job ids still queued, {job id: (start, end)} started so far) -> those ids in queue order at t``."""
@@ -46,6 +51,23 @@ Order = Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list
 BudgetGate = Callable[[str, float, float], "float | None"]
 """``(job id, start t, expected end) -> None`` when the job may start at t (it is then charged from t to its end),
 else the later time (seconds after now) it may start from (:mod:`..scheduling.eta_budget`)."""
+
+
+class GpuPicks(Protocol):
+    """The placer's GPU-level picks on the replay's units (:class:`..scheduling.eta_gpus.NodeGpus`): which of the
+    GPUs a reservation gets are free now (:func:`_keep_shadow`), and which GPUs each start takes."""
+
+    def keep(self, unit: int, count: int, t: float, start: float) -> int | None:
+        """Of ``count`` GPUs reserved on ``unit`` from ``start``, how many are free at ``t`` (kept from then);
+        None: unknown (the count's rule)."""
+
+    def node(self, units: Sequence[int], count: int, t: float, start: float) -> int | None:
+        """The unit of ``units`` a one-worker job of ``count`` GPUs reserved from ``start`` is placed on at ``t``;
+        None: unknown (the count's choice)."""
+
+    def take(self, job_id: str, unit: int, count: int, t: float, end: float, latest: float, *, around: bool) -> int:
+        """``job_id``'s start at ``t`` holds ``count`` GPUs of ``unit`` to ``end`` (``latest`` at the most), off those kept
+        at ``t`` when it goes ``around`` the reservation; returns how many kept GPUs it took (it ends by then)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +87,8 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
               protect: str, holds: Sequence[Hold] = (), max_steps: int = 10_000,
               budget: BudgetGate | None = None,
               around: dict[str, tuple[str, float | None]] | None = None,
-              ceilings: Sequence[int] = (), first_order: list[str] | None = None) -> dict[str, Estimate]:
+              ceilings: Sequence[int] = (), first_order: list[str] | None = None,
+              gpus: GpuPicks | None = None) -> dict[str, Estimate]:
     """Replay the queue forward on ``proj`` (module doc) and say where each job starts.
 
     Args:
@@ -134,13 +157,27 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         (room := rooms.get(line)) is not None and room.job_id != job_id
                         and keeps_room(t + limit, room.eta, demand.milli, room.spare) for line in option.lines):
                     continue  # the line's room is held for an earlier job it would delay (admit.room_held)
+                where: tuple[int, list[tuple[int, int]]] | None = None
                 if start <= t and (protect != "first" or option.flavor not in reserved
                                    or option.flavor in unprotected
-                                   or _backfills(latest, demand, limits, t, shadows.get(option.flavor))):
+                                   or (where := _backfills(latest, demand, limits, t, shadows.get(option.flavor),
+                                                           (i, chosen))) is not None):
+                    if where is not None:  # around the reservation: on the units it fits beside it
+                        i, chosen = where
+                        option = demand.options[i]
                     if budget is not None and (until := budget(job_id, t, t + demand.duration)) is not None:
                         demands[job_id] = replace(demand, after=until)  # type: ignore[index]
                         continue
                     started[job_id] = proj.reserve(demand, t, option, chosen)
+                    beside = chosen  # what it holds beside the GPUs kept for the reservation (``latest``)
+                    if gpus is not None:
+                        # off the GPUs kept for the reservation unless it ends by then; where it takes them (it ends
+                        # by then: admit._may_bypass) they are kept already, so it holds no more of ``latest``
+                        by = shadows.get(option.flavor)
+                        took = [gpus.take(job_id, unit, count, t, t + demand.duration, t + limit,
+                                          around=by is None or t + limit > by) for unit, count in chosen]
+                        if not demand.share:
+                            beside = [(unit, count - k) for (unit, count), k in zip(chosen, took, strict=True)]
                     for line in option.lines if rooms else ():  # takes the spare of each room it outlasts
                         if (room := rooms.get(line)) is not None and room.job_id != job_id \
                                 and outlasts(t + limit, room.eta):
@@ -152,7 +189,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                     if protect == "first" and limit > demand.duration:
                         running.append(Hold(tuple(chosen), t + demand.duration, t + limit, option.lines, demand.milli))
                     if latest is not None:
-                        latest.reserve(replace(demand, duration=limit), t, option, chosen)
+                        latest.reserve(replace(demand, duration=limit), t, option, beside)
                     if not trial.room_at(t):
                         break  # full: nothing else starts at t, and reservations only decide starts at t
                 elif protect == "all":
@@ -183,7 +220,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         unprotected.add(option.flavor)
                     else:
                         shadows[option.flavor] = found[0]
-                        _keep_shadow(latest, demand, demand.options[found[1]], found, t)
+                        _keep_shadow(latest, demand, demand.options[found[1]], found, t, gpus=gpus)
             if first_order is not None and not first_order and len(started) > len(demands) - len(remaining):
                 first_order.extend(ordered)  # the first step where a job starts: the order positions follow
             remaining = [j for j in remaining if j not in started]
@@ -216,23 +253,37 @@ def _hold_room(latest: Projection, demand: Demand, option: Option, short: Sequen
 
 
 def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tuple[float, int, list[tuple[int, int]]],
-                 t: float, *, now_first: bool = True) -> None:
+                 t: float, *, now_first: bool = True, gpus: GpuPicks | None = None) -> None:
     """Reserve the first blocked job of a GPU model on ``latest`` where it starts (``found``), as the cycle's EASY
-    reservation keeps its GPUs. ``now_first``: a job blocked by capacity takes the GPUs free now first
-    (pending._reserve places it once running work has freed enough, and that work's GPUs come on top of those
-    free now): they are its from ``t``, and a later job may use them only if it ends before the reservation
-    (new user 17, N14: the replay backfilled a job the cycle then refused). Else (a job its quota line holds back:
-    pending._hold_headroom) it takes the GPUs freed by its start first, and of those free now only what they
+    reservation keeps its GPUs. ``now_first``: a job blocked by capacity (pending._reserve places it once running
+    work has freed enough, and that work's GPUs come on top of those free now) keeps from ``t`` the GPUs free now
+    that the placer gives it at its start — ``gpus``'s pick (newuser38 n23: kept by count, GPU 3 free now was held
+    for a job the cycle placed on GPUs 0-1, and a 1-GPU job the cycle admitted on GPU 3 was projected after the
+    reservation); where the pick is unknown (no ``gpus``, a pool), all it can of those free now (new user 17, N14:
+    the replay backfilled a job the cycle then refused). A later job may use them only if it ends before the
+    reservation. It is reserved on the node the cycle's walk takes (``gpus.node``). Else (a job its quota line holds
+    back: pending._hold_headroom) it takes the GPUs freed by its start first, and of those free now only what they
     leave short: a later job may use the rest meanwhile."""
     start, _, chosen = found
     units = latest.units
-    keep = [(unit, min(gpus, units[unit].at(t)) if now_first
-             else min(units[unit].at(t), max(0, gpus - max(0, units[unit].at(start) - units[unit].at(t)))))
-            for unit, gpus in chosen] if not demand.share else []
+    if gpus is not None and now_first and not demand.share and len(demand.workers) == 1 and len(chosen) == 1:
+        # on the node the cycle's walk stops on, where it differs from the fullest at ``start`` (ends tied on two nodes)
+        (unit, n), = chosen
+        node = gpus.node(option.units, n, t, start)
+        if node is not None and node != unit and units[node].earliest(n, demand.duration, start) == start:
+            chosen = [(node, n)]
+    keep = [(unit, min(units[unit].at(t), k if (k := _picked(gpus, unit, n, t, start)) is not None else n) if now_first
+             else min(units[unit].at(t), max(0, n - max(0, units[unit].at(start) - units[unit].at(t)))))
+            for unit, n in chosen] if not demand.share else []
     latest.reserve(demand, start, option, chosen)
     for unit, now in keep:
         if now > 0:
             units[unit].reserve(t, start, now)
+
+
+def _picked(gpus: GpuPicks | None, unit: int, count: int, t: float, start: float) -> int | None:
+    """``gpus.keep``'s answer, None without ``gpus``."""
+    return None if gpus is None else gpus.keep(unit, count, t, start)
 
 
 def _quota_blocked(proj: Projection, demand: Demand, option: Option, t: float) -> bool:
@@ -273,16 +324,20 @@ def _may_fit_at(proj: Projection, demand: Demand, t: float) -> bool:
 
 
 def _backfills(latest: Projection | None, demand: Demand, limits: Mapping[str, float], t: float,
-               shadow: float | None = None) -> bool:
-    """Would ``demand``, run for its time limit from ``t``, delay no reservation on ``latest``? (It
-    does not when it ends by the reservation's start ``shadow``, as :mod:`..scheduling.admit` allows.)"""
+               shadow: float | None, here: tuple[int, list[tuple[int, int]]]) -> tuple[int, list[tuple[int, int]]] | None:
+    """Where ``demand``, run for its time limit from ``t``, starts then delaying no reservation on ``latest``:
+    ``here`` (its option index and units where it fits at ``t``) when it ends by the reservation's start
+    ``shadow``, as :mod:`..scheduling.admit` allows, or there is no reservation; else where it fits at ``t`` on
+    ``latest`` — beside the GPUs kept for the reservation, as admission places it (:func:`.admit._place` keeps
+    them off; newuser38 n23: started on the unit whose GPU free now was kept, a 1-GPU job left the other unit's
+    GPU to a later job the cycle then kept waiting). None: it would delay one."""
     if latest is None:
-        return True
+        return here
     limit = max(limits.get(demand.job_id, demand.duration), demand.duration)
     if shadow is not None and t + limit <= shadow:
-        return True
+        return here
     found = latest.earliest(replace(demand, duration=limit, after=t, strict=False))
-    return found is not None and found[0] <= t
+    return None if found is None or found[0] > t else (found[1], found[2])
 
 
 def _next_event(proj: Projection, demands: Mapping[str, Demand], remaining: Sequence[str], t: float) -> float | None:

@@ -15,6 +15,8 @@ never assumes pairs are adjacent indices (node B of case 007 pairs 0-2 and 1-3).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .state import ClusterState
 
 __all__ = ["choose_gpus", "free_peer_count"]
@@ -30,8 +32,12 @@ def free_peer_count(state: ClusterState, g: int) -> int:
     return n
 
 
-def choose_gpus(state: ClusterState, free: list[int], count: int, *, nvlink: bool) -> list[int] | None:
+def choose_gpus(state: ClusterState, free: list[int], count: int, *, nvlink: bool,
+                free_milli: Sequence[int] | None = None) -> list[int] | None:
     """Pick ``count`` GPU ids among ``free`` (wholly free GPUs of one node, NVML order).
+
+    ``free_milli``: free milli-GPUs per GPU id that a single GPU's pick reads its peers' by (default the
+    ledger's now; the ETA replay asks for the pick at a later time: :mod:`..scheduling.eta_gpus`).
 
     Returns:
         The chosen global GPU ids, or None when impossible (too few, or ``nvlink`` required and
@@ -42,7 +48,7 @@ def choose_gpus(state: ClusterState, free: list[int], count: int, *, nvlink: boo
     if len(free) == count and (count == 1 or not nvlink or len({state.domain[g] for g in free}) == 1):
         return list(free)  # best fit: the node has exactly what the job needs
     if count == 1:
-        fm, pl, peers = state.free_milli, state.placeable, state.peers
+        fm, pl, peers = state.free_milli if free_milli is None else free_milli, state.placeable, state.peers
         best = free[0]
         best_peers = 99
         for g in free:  # NVML order, so ties keep the lowest index

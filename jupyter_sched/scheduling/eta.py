@@ -67,6 +67,7 @@ from ..queues.order import (
 from ..wording.estimates import FAIR_LISTED, done_text
 from .context import CycleContext, own_entry
 from .eta_budget import Spend
+from .eta_gpus import NodeGpus
 from .eta_units import Units, units_of_inventory
 from .gates import HELD_CODES
 from .ledger import NOMINATION_PREFIX
@@ -410,6 +411,8 @@ class Plan:
             expected (:func:`.runtimes.time_left`), by job id.
         holds: with ``with_holds``, ``(holder, unit, GPUs, expected end)`` of the running jobs
             holding whole GPUs (what the lookahead's EASY reservation keeps held to their limits).
+        gpu_ends: with ``with_holds``, per GPU id held now, ``(holder, expected end)``: the replay's
+            GPU-level view (:mod:`.eta_gpus`).
         progress: running jobs end where their progress reports take them
             (:func:`.runtimes.progress_end`) — only in a plan built ``at_end`` (for the ETAs
             shown), never in the conservative plan admission follows (issue 16 item 4).
@@ -423,8 +426,9 @@ class Plan:
         self.holds: list[tuple[str, int, int, float]] = []
         self.progress = at_end
         self.layout = units_of_inventory(ctx.state, self.by_node)
+        self.gpu_ends: dict[int, tuple[str, float]] = {}  # with_holds: per GPU held now, (holder, expected end)
         self.proj = _projection(ctx, self.layout, self.by_node, at_end, self.reestimates,
-                                self.holds if with_holds else None)
+                                self.holds if with_holds else None, self.gpu_ends if with_holds else None)
         self.line_index = {key: i for i, key in enumerate(k for k, ln in ctx.quota.lines.items()
                                                           if ln.ceiling is not None)}
         self._units: dict[tuple[str, tuple[int, ...]], tuple[int, ...]] = {}
@@ -664,8 +668,12 @@ def _replayed(ctx: CycleContext, first: list[str] | None = None
     gate = None if spend is None else _gate(ctx, spend)
     around: dict[str, tuple[str, float | None]] | None = {} if protect == "first" else None
     ctx.replay_around = around
+    # EASY on nodes: a reservation keeps the GPUs free now that the placer gives it (newuser38 n23)
+    gpus = NodeGpus(ctx.state, plan.layout.gpu_unit, {
+        g: (holder, end, _latest_end(ctx, holder, end)) for g, (holder, end) in plan.gpu_ends.items()}) \
+        if protect == "first" and plan.by_node else None
     started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds, budget=gate,
-                        around=around, ceilings=ceilings, first_order=first)
+                        around=around, ceilings=ceilings, first_order=first, gpus=gpus)
     estimates = {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
     return estimates, plan, frozenset(demands.keys() - started.keys())
 
@@ -911,11 +919,13 @@ def _due_times(ctx: CycleContext) -> dict[str, datetime]:
 
 # ---------------------------------------------------------------------------------- projection
 def _projection(ctx: CycleContext, layout: Units, by_node: bool, at_end: bool, notes: dict[str, Reestimate],
-                holds: list[tuple[str, int, int, float]] | None = None) -> Projection:
+                holds: list[tuple[str, int, int, float]] | None = None,
+                gpu_ends: dict[int, tuple[str, float]] | None = None) -> Projection:
     """Capacity units (``layout``: nodes or pools, per GPU model where a node mixes models) and quota
     lines as timelines (module doc); running jobs re-estimated because they ran past what was
     expected are noted in ``notes``; ``holds``, when given, gets ``(holder, unit, GPUs, expected
-    end)`` of each running job holding whole GPUs, per unit."""
+    end)`` of each running job holding whole GPUs, per unit; ``gpu_ends`` ``(holder, expected end)``
+    per GPU held (a GPU several hold: the last to end)."""
     st, book, now = ctx.state, ctx.book, ctx.now
     owner_end: dict[str, float] = {}
     if at_end:
@@ -972,6 +982,8 @@ def _projection(ctx: CycleContext, layout: Units, by_node: bool, at_end: bool, n
                 enders[unit].append((end, name))
                 if holds is not None:
                     holds.append((name, unit, count, end))
+            if gpu_ends is not None:
+                gpu_ends.update((g, (name, end)) for g, _ in gpus)
             continue
         if holds is not None and all(m == 1000 for _, m in gpus) and not any(g in nominated for g, _ in gpus):
             per_unit: dict[int, int] = {}  # a gang's workers, whole GPUs on several nodes
@@ -992,6 +1004,8 @@ def _projection(ctx: CycleContext, layout: Units, by_node: bool, at_end: bool, n
     for g, end in release.items():
         if not placeable[g] or free_milli[g] >= 1000:
             continue
+        if gpu_ends is not None:
+            gpu_ends[g] = (holder_of[g], end)
         unit = gpu_unit[g]
         if math.isinf(end):
             # a shared GPU frees only when all its holders end: name each one that has no end

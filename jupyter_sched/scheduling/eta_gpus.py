@@ -1,0 +1,158 @@
+"""Which GPUs of a node the ETA replay's EASY reservation keeps from now: the placer's pick (newuser38 n23).
+
+The replay (:func:`..backfill.lookahead.lookahead`) counts free GPUs per unit. The cycle's EASY reservation
+(:func:`.pending._reserve` → :func:`..backfill.easy.walk_ends` → the placer) takes particular GPUs: of those
+free once the work ahead of it has ended (held to its time limits), the ones the placer picks
+(:func:`..placement.topology.choose_gpus`: an NVLink domain that fits best, else the lowest NVML indices;
+one GPU: the fewest free NVLink peers). Of those, the GPUs free *now* are what later jobs may not use
+meanwhile (:func:`.admit._place` keeps them off); the rest are the ending work's. A count can say neither
+which: "free now first" kept GPU 3 of a 4-GPU node for a 2-GPU job the cycle placed on GPUs 0-1 (freed by a
+3-GPU job's end), so a 1-GPU job's ETA read "when A ends" though the cycle admitted it when GPU 3 freed
+(newuser38 n23); "the ending work's first" let a job backfill on GPU 0 that the cycle kept for a job placed
+on GPUs 0 and 2 (new user 17, N14). :class:`NodeGpus` follows each node's GPUs through the replay — who
+holds each until when (expected, and to its time limit), the replay's own starts placed as the placer
+places them — and answers :meth:`NodeGpus.keep` with the placer's pick, :meth:`NodeGpus.node` with the node
+the cycle's walk stops on.
+
+Only where units are nodes (a node of one model, or its GPUs of one model: :mod:`.eta_units`); on pools
+the replay keeps its count (free now first). Not modelled: a reservation's worker layout on a node (its
+workers there are picked as one), an NVLink requirement, the vectorised score plugins' own GPU picks, which
+GPUs a quota line's held job keeps (:func:`..backfill.lookahead._hold_room`: by count), and which node the
+placer gives a job that starts where the replay counts nodes as equal (its scores, its order among equals).
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from ..model import GPU_MILLI
+from ..placement.state import ClusterState
+from ..placement.topology import choose_gpus
+
+__all__ = ["NodeGpus"]
+
+
+class NodeGpus:
+    """Each placeable GPU of the replay's units, with when its holder ends (module doc).
+
+    Args:
+        state: the cycle's ledger (topology, what is free now).
+        gpu_unit: per GPU id, its unit (:attr:`.eta_units.Units.gpu_unit`).
+        ends: per GPU id held now, ``(holder, expected end, latest end)``, the ends in seconds after now
+            (``math.inf``: none); a held GPU missing from it is held for ever.
+    """
+
+    __slots__ = ("_fm", "_kept", "_t", "expected", "holder", "latest", "state", "unit_gpus")
+
+    def __init__(self, state: ClusterState, gpu_unit: Sequence[int],
+                 ends: Mapping[int, tuple[str, float, float]]) -> None:
+        self.state = state
+        n = len(state.free_milli)
+        self.expected = [math.inf] * n
+        self.latest = [math.inf] * n
+        self.holder = [""] * n
+        self.unit_gpus: dict[int, list[int]] = {}
+        for g in range(n):
+            if not state.placeable[g]:
+                continue
+            self.unit_gpus.setdefault(gpu_unit[g], []).append(g)
+            if state.free_milli[g] >= GPU_MILLI:
+                self.expected[g] = self.latest[g] = 0.0
+            elif (end := ends.get(g)) is not None:
+                self.holder[g], self.expected[g], self.latest[g] = end[0], end[1], max(end[1], end[2])
+        self._fm = [0] * n  # scratch: free milli-GPUs at the time a pick is made (choose_gpus reads peers by it)
+        self._kept: dict[int, set[int]] = {}  # per unit, GPUs kept at ``_t`` for a reservation
+        self._t = -1.0
+
+    def keep(self, unit: int, count: int, t: float, start: float) -> int | None:
+        """How many of the ``count`` GPUs a job reserved on ``unit`` from ``start`` gets are free at ``t``:
+        the placer's pick among the GPUs free at ``t`` and those of the work running then released as
+        :func:`..backfill.easy.walk_ends` releases it — by latest end (time limit), then holder, until the job
+        fits (so of two jobs ending at ``start`` only the first may be released). Those are kept for it from
+        ``t`` (:meth:`take` keeps later jobs off them). None: the unit's GPUs do not hold it then (the
+        replay's count decides)."""
+        self._step(t)
+        kept = self._kept.setdefault(unit, set())
+        expected, latest, holder = self.expected, self.latest, self.holder
+        free: list[int] = []
+        ending: dict[tuple[float, str], list[int]] = {}
+        for g in self.unit_gpus.get(unit, ()):
+            if g in kept:
+                continue
+            if expected[g] <= t:
+                free.append(g)
+            elif latest[g] <= start:
+                ending.setdefault((latest[g], holder[g]), []).append(g)
+        for key in sorted(ending):
+            if len(free) >= count:
+                break
+            free.extend(ending[key])
+        chosen = self._pick(sorted(free), count)
+        if chosen is None:
+            return None
+        now = [g for g in chosen if expected[g] <= t]
+        kept.update(now)
+        return len(now)
+
+    def node(self, units: Sequence[int], count: int, t: float, start: float) -> int | None:
+        """The unit of ``units`` that a one-worker job of ``count`` GPUs reserved from ``start`` is placed on at
+        ``t``: :func:`..backfill.easy.walk_ends` releases the work running then by latest end, then holder, and
+        stops at the first release after which a node holds it; of the units that do then, the fullest (best
+        fit; the first of ``units`` among equals). Where two jobs end at ``start`` on two nodes only the first
+        may be released: the projection, which sees both ended, took the fuller node of the two. None: none
+        holds it by ``start``."""
+        self._step(t)
+        expected, latest, holder = self.expected, self.latest, self.holder
+        free = dict.fromkeys(units, 0)
+        ending: dict[tuple[float, str], list[int]] = {}
+        for unit in units:
+            kept = self._kept.get(unit, ())
+            for g in self.unit_gpus.get(unit, ()):
+                if g in kept:
+                    continue
+                if expected[g] <= t:
+                    free[unit] += 1
+                elif latest[g] <= start:
+                    ending.setdefault((latest[g], holder[g]), []).append(unit)
+        fits = [u for u in units if free[u] >= count]
+        for key in sorted(ending):
+            if fits:
+                break
+            for unit in ending[key]:
+                free[unit] += 1
+            fits = [u for u in units if free[u] >= count]
+        return min(fits, key=free.__getitem__) if fits else None
+
+    def take(self, job_id: str, unit: int, count: int, t: float, end: float, latest: float, *, around: bool) -> int:
+        """``job_id`` started at ``t`` on ``unit`` with ``count`` GPUs holds the ones the placer picks among
+        those free at ``t`` until ``end`` (to ``latest`` at the most): off the GPUs kept for a reservation at
+        ``t`` when it goes ``around`` it (:func:`.admit._place`), else anywhere (it ends by the reservation's
+        start: :func:`.admit._may_bypass`). Returns how many of the kept GPUs it took."""
+        self._step(t)
+        kept = self._kept.get(unit, set())
+        expected = self.expected
+        free = [g for g in self.unit_gpus.get(unit, ()) if expected[g] <= t]
+        chosen = (self._pick([g for g in free if g not in kept], count) if around else None) or self._pick(free, count)
+        for g in chosen or ():
+            self.holder[g], self.expected[g], self.latest[g] = job_id, end, max(end, latest)
+        return sum(1 for g in chosen or () if g in kept)
+
+    def _pick(self, free: list[int], count: int) -> list[int] | None:
+        """The placer's pick of ``count`` among ``free`` (one node's GPUs, NVML order), as if only they were free."""
+        if len(free) < count or count <= 0:
+            return None
+        fm = self._fm
+        for g in free:
+            fm[g] = GPU_MILLI
+        try:
+            return choose_gpus(self.state, free, count, nvlink=False, free_milli=fm)
+        finally:
+            for g in free:
+                fm[g] = 0
+
+    def _step(self, t: float) -> None:
+        if t != self._t:
+            self._t = t
+            self._kept.clear()
