@@ -329,9 +329,11 @@ def usage(client: Any, args: argparse.Namespace, io: Any) -> int:
                       _num(row.get("utilized_gpu_hours")), _pct(row.get("efficiency")), _cost(row),
                       str(row.get("jobs", ""))])
     _print(table, io)
-    for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows
+    from ..model.periods import said_to_reader
+
+    for row in rows:  # a team's work moved to another (hub group rename): its line links the two rows (its clock: n30)
         if row.get("moved"):
-            print(f"{row.get('team') or row.get(keys[0])}: {row['moved']}", file=io.out)
+            print(f"{row.get('team') or row.get(keys[0])}: {said_to_reader(str(row['moved']))}", file=io.out)
     # rows the report skipped or counted once (quarantined, overlapping: hubadmin25 B7), each said once
     for said in dict.fromkeys(str(w) for row in rows for w in row.get("warnings") or ()):
         print(f"warning: {said}", file=io.out)

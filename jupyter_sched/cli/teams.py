@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..client._wire import Req
+from ..model.periods import said_to_reader
 from .confirm import go_on
 
 __all__ = ["add_parser", "teams"]
@@ -68,8 +69,8 @@ def teams(client: Any, args: argparse.Namespace, io: Any) -> int:
     done = _call(client, Req("POST", path, body={**body, "dry_run": False}))
     if getattr(args, "json", False):
         print(json.dumps(done, indent=2), file=io.out)
-    else:
-        print(str(done.get("text") or ""), file=io.out)
+    else:  # the server's sentence, its clocks in the caller's zone (newuser38 n30)
+        print(said_to_reader(str(done.get("text") or "")), file=io.out)
     return 0
 
 
@@ -101,5 +102,5 @@ def _show(plan: dict[str, Any], io: Any) -> None:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
     if plan.get("quota"):
         print(escaped_controls(f"quota: {plan['quota']}"), file=io.out)
-    print(escaped_controls(str((plan.get("holding") or {}).get("text") or "")), file=io.out)
+    print(escaped_controls(said_to_reader(str((plan.get("holding") or {}).get("text") or ""))), file=io.out)
     print(str(plan.get("usage") or ""), file=io.out)

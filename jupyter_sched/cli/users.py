@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..client._wire import Req
+from ..model.periods import said_to_reader
 from .confirm import go_on
 
 __all__ = ["add_parser", "users"]
@@ -68,7 +69,7 @@ def users(client: Any, args: argparse.Namespace, io: Any) -> int:
     if getattr(args, "json", False):
         print(json.dumps(done, indent=2), file=io.out)
     else:
-        print(str(done.get("text") or ""), file=io.out)
+        print(said_to_reader(str(done.get("text") or "")), file=io.out)  # its clocks: the caller's zone (n30)
         for note in done.get("notes") or []:
             print(f"note: {note}", file=io.out)
     return 0
@@ -96,6 +97,6 @@ def _show(plan: dict[str, Any], io: Any) -> None:
         print(escaped_line(f"  {item.get('id')}  {item.get('state') or 'definition'}: {item.get('why')}"), file=io.out)
     if len(items) > _SHOWN:
         print(f"  … and {len(items) - _SHOWN} more (--json lists them all)", file=io.out)
-    print(escaped_controls(str(plan.get("text") or "")), file=io.out)
+    print(escaped_controls(said_to_reader(str(plan.get("text") or ""))), file=io.out)
     for note in plan.get("notes") or []:
         print(escaped_line(f"note: {note}"), file=io.out)

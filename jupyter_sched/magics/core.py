@@ -875,7 +875,9 @@ class SchedMagics(Magics):
         answer = self.client.keepalive(str(lease["id"]))
         notice = answer.get("notice")
         if isinstance(notice, str) and notice:  # its owner left the lease's team: nothing extended (red team 24, R6)
-            self._print(f"Lease {lease['id']}: not kept alive — {notice}.")
+            from ..model.periods import said_to_reader
+
+            self._print(f"Lease {lease['id']}: not kept alive — {said_to_reader(notice)}.")  # its clocks: this zone (n30)
             return
         # what it bought, not the lease's own message ("GPUs bound to the kernel" read as the answer)
         until = wire_time(answer.get("keepalive_until"))
