@@ -25,7 +25,7 @@ from ..wording.jobs import (
     unhealthy_text,
     work_name,
 )
-from ..wording.reasons import code_words
+from ..wording.reasons import clock_times, code_words
 from ..wording.time_limits import planned_limit_line
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def draining_line(lease: Mapping[str, Any]) -> str:
     if str(lease.get("state")) not in ("admitted", "running") or not lease.get("stop_requested"):
         return ""
     uuids = granted_uuids(lease)
-    said = str(lease.get("message") or "").strip() or "waiting for its processes to free the GPU"
+    said = clock_times(str(lease.get("message") or "").strip(), None) or "waiting for its processes to free the GPU"  # n30
     return f"lease {lease.get('id')}, released, still holds {', '.join(uuids) or 'its GPUs'}: {said}"
 
 

@@ -21,7 +21,7 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { clocksSaidBy, compactDuration, formMessage, reasonSentence, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
+import { clocksSaidBy, compactDuration, formMessage, reasonSentence, serverText, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
@@ -403,12 +403,15 @@ export function scheduleText(d: Pick<Definition, 'schedule' | 'schedule_descript
   return when ? `${when} (${d.timezone || 'UTC'})` : 'no schedule: runs only with Run now';
 }
 
-/** A refusal as the form says it, hidden characters escaped ({@link shownText}: it may quote a name). */
+/**
+ * A refusal as the form says it, hidden characters escaped and its clocks in the browser's zone ({@link serverText}: it
+ * may quote a name, and say until when, as every error line: newuser38 n30).
+ */
 export function errorText(err: unknown): string {
   if (err instanceof SchedApiError) {
     const field = err.field ?? '';
     const label = DEFINITION_LABELS[field.split('.')[0]] ?? field;
-    return shownText(`${label ? `${label}: ` : ''}${formMessage(err.message, field, label)}${err.hint ? ` — ${err.hint}` : ''}`);
+    return serverText(`${label ? `${label}: ` : ''}${formMessage(err.message, field, label)}${err.hint ? ` — ${err.hint}` : ''}`);
   }
   return shownText(err instanceof Error ? err.message : String(err));
 }

@@ -10,7 +10,7 @@ import { Notification } from '@jupyterlab/apputils';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { SchedApiError, describeError } from '../src/client';
-import { runNowNotice, runReason, skippedText } from '../src/definitions';
+import { errorText, runNowNotice, runReason, skippedText } from '../src/definitions';
 import { clocksAsOf, drainLine, outcome, serverText, setDisplayZone, setZoneLabels, stoppingText, unhealthyLine } from '../src/format';
 import { AdminView } from '../src/sections';
 import { ToastFolder } from '../src/toasts';
@@ -111,6 +111,9 @@ describe('newuser38 n30: one zone per line, the browser\'s', () => {
       .toBe('Queued a run of "nightly" (pending: budget spent; resets Dec 8 09:00 UTC+9)');
     const d = { timezone: 'Europe/Berlin', skipped: { count: 1, first: '2026-12-07T10:02:00Z', last: '2026-12-07T10:02:00Z',
       why: 'its run j-1 waits for a budget that resets Dec 8 00:00 UTC', cause: 'waiting' as const, job_id: 'j-1' } };
+    // the Scheduled notebooks form's refusal, as every error line
+    expect(errorText(new SchedApiError(409, { code: 'conflict', message: "team ml's budget is spent until Dec 8 2026 00:00 UTC", field: null, hint: null })))
+      .toMatch(/spent until (Dec 7 )?16:00 PST$/);
     expect(skippedText(d, now)).toContain('(11:02 UTC+1) since its last scheduled run: its run j-1 waits for a budget that resets Dec 8 01:00 UTC+1');
   });
 

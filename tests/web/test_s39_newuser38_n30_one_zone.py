@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from jupyter_sched.magics.render import draining_line
 from jupyter_sched.model.periods import said_to_reader
 from jupyter_sched.model.units import clock_text, clocks_said, shown_in
 from jupyter_sched.store import Store
@@ -105,6 +106,10 @@ def test_newuser38_n30_a_running_jobs_drain_and_unhealthy_lines_in_the_readers_z
         assert drain_text(job).endswith("stopped at Dec 7 10:37 PST and requeued"), drain_text(job)
         assert unhealthy_text(job).endswith("since Dec 7 03:00 PST"), unhealthy_text(job)
     assert drain_text(job).endswith("18:37 UTC and requeued")  # the server's own words: as written
+    lease = {"id": "l-1", "state": "running", "stop_requested": {"intent": "release"},
+             "message": "released by ivan; its kernel was asked to shut down at Dec 7 11:02:05 UTC"}
+    with shown_in(LA):  # the magics' line of a released lease still draining
+        assert draining_line(lease).endswith("asked to shut down at Dec 7 03:02:05 PST"), draining_line(lease)
 
 
 @pytest.fixture(scope="module")
