@@ -2953,6 +2953,10 @@ export interface components {
             budget_standings?: {
                 [key: string]: unknown;
             }[] | null;
+            /** @description read-only: the teams' reclaim cool-downs GET quotas answered; sent back, they are ignored */
+            reclaim_cooldowns?: {
+                [key: string]: unknown;
+            }[] | null;
             /** @description true: check the change and answer what would then be in force, with its warnings (teams left without a quota line and the work that strands), storing nothing */
             dry_run?: boolean;
             /** @description read-only: what a PUT quotas answered; sent back, it is ignored */

@@ -29,6 +29,7 @@ from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.model import JobKind
 from jupyter_sched.services.models import parse
 from jupyter_sched.services.models.jobs import SubmitJobRequest, UpdateJobRequest
+from jupyter_sched.services.models.quotas import SetQuotasRequest
 from jupyter_sched.store import Store, sqlite_url
 from jupyter_sched.wording.quota import reclaim_cooldown_line
 from jupyter_sched.wording.status import status_lines
@@ -92,6 +93,12 @@ def test_newuser38_n21_a_teams_reclaim_cooldown_is_said_to_its_members_before_a_
         assert reclaim_cooldown_line(anonymous, clock.now()) == anonymous["text"]  # the CLI's line, as read
         assert [c["user"] for c in quotas_of("n38b")] == ["n38a"]
         assert [c["text"] for c in quotas_of("root", admin=True)] == [words]
+        # GET quotas' whole answer sent back by PUT (a read-modify-write): its read-only cool-downs are ignored
+        body = svc.services.quotas.get(svc.services.caller("root", admin=True)).to_wire()
+        assert body["reclaim_cooldowns"]
+        put = svc.services.quotas.set(svc.services.caller("root", admin=True), parse(SetQuotasRequest, {
+            **body, "dry_run": True}))
+        assert put.dry_run is True
         own = _me(svc, "n38a")  # the releaser reads their own act as theirs
         assert own["reclaim_cooldowns"][0]["text"] == words.replace("n38a's release", "your release"), own
         assert any(line.strip() == words.replace("n38a's release", "your release") for line in _status(own, clock.now()))

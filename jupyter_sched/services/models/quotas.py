@@ -101,6 +101,9 @@ class SetQuotasRequest(RequestModel):
                                   "(this PUT becomes the source)")
     budget_standings: list[dict[str, Any]] | None = Field(
         default=None, description="read-only: the standings GET quotas answered an admin; sent back, they are ignored")
+    reclaim_cooldowns: list[dict[str, Any]] | None = Field(
+        default=None, description="read-only: the teams' reclaim cool-downs GET quotas answered; sent back, they are "
+                                  "ignored")
     dry_run: bool = Field(default=False, description=(
         "true: check the change and answer what would then be in force, with its warnings (teams left "
         "without a quota line and the work that strands), storing nothing"))
