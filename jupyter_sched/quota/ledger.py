@@ -29,13 +29,14 @@ Mutations are journalled; :meth:`QuotaLedger.what_if` undoes a trial (STYLE §2)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import ANY_MODEL, GPU_MILLI, Quota, QuotaSet
 from ..placement.filters import model_matches
 from ..placement.trial import Journaled
+from .held_whole import HeldAway
 
 __all__ = ["QuotaCheck", "QuotaLedger", "Line", "line_applies"]
 
@@ -156,15 +157,16 @@ class QuotaLedger(Journaled):
         """Bumped by every charge and uncharge (undone ones included): what reads usage or charges
         may be memoised per version (:func:`~jupyter_sched.scheduling.preempt.refusals.explain`)."""
         self._keys: dict[tuple[str, str, str], tuple[tuple[str, str | None, str], ...]] = {}
+        self._team_keys: dict[tuple[str, str, str], tuple[tuple[str, str | None, str], ...]] = {}
         self._shares: dict[str, tuple[int, float]] = {}
         self._capacities: dict[tuple[str, str | None, str], int] = {}
         # admissions that borrow share one answer per (borrowed, within guarantee): frozen, so shareable
         self._borrowing: dict[tuple[int, bool], QuotaCheck] = {}
         self._journal: list[tuple[str, str, tuple[tuple[tuple[str, str | None, str], ...], int] | None]] | None = None
-        self.held_away: Callable[[], Mapping[tuple[str, str | None, str], int]] | None = None
+        self.held: HeldAway | None = None
         """Per team line, the milli-GPUs its shares keep from others beyond what they ask (GPUs only its
-        shares occupy count whole: :func:`~jupyter_sched.scheduling.preempt.candidates.held_away`, set by the
-        cycle when shares exist; red team 38 R3). Every check counts them as used, as reclaim does."""
+        shares occupy count whole), kept as the cycle's ledgers change (set by the cycle when shares exist;
+        red team 38 R3). Every check counts them as used, as reclaim does."""
         for q in quotas.quotas:
             line = self._line(q)
             self.lines[line.key] = line
@@ -218,6 +220,14 @@ class QuotaLedger(Journaled):
         out = self._cache[ck] = self._applicable(team, own, model)
         return out
 
+    def team_keys(self, team: str, user: str, model: str) -> tuple[tuple[str, str | None, str], ...]:
+        """The keys of the team lines (``user`` None) among :meth:`applicable`'s (memoised)."""
+        ck = (team, user, model)
+        keys = self._team_keys.get(ck)
+        if keys is None:
+            keys = self._team_keys[ck] = tuple(ln.key for ln in self.applicable(team, user, model) if ln.key[1] is None)
+        return keys
+
     def _applicable(self, team: str, own: Sequence[Line], model: str) -> tuple[Line, ...]:
         """:meth:`applicable` worked out: ``own`` is the user's own lines in ``team`` (any model)."""
         team_l = [ln for ln in self.team_lines.get(team, ()) if not ln.implicit and line_applies(ln.model, model)]
@@ -268,10 +278,10 @@ class QuotaLedger(Journaled):
               away: Mapping[tuple[str, str | None, str], int] | None = None) -> QuotaCheck:
         """May ``milli`` more milli-GPUs of ``model`` be charged to ``team``/``user``?
 
-        A team line counts as used its usage plus what its shares hold away (:attr:`held_away`), and
+        A team line counts as used its usage plus what its shares hold away (:attr:`held`), and
         ``team_milli`` (default ``milli``) is what the admission adds there: a share opening a GPU only
         its team's shares occupy adds that whole GPU, one packed beside them adds nothing more (red
-        team 38 R3); ``away`` is :attr:`held_away` as read before that share was placed. User lines
+        team 38 R3); ``away`` is :attr:`held` as read before that share was placed. User lines
         count ``milli``."""
         if not self.enabled or milli <= 0:
             return _OK  # GPU-less work never counts against GPU quota
@@ -279,7 +289,8 @@ class QuotaLedger(Journaled):
         within = True
         usage = self.usage
         if away is None:
-            away = self.held_away() if self.held_away is not None else _NONE
+            held = self.held  # HeldAway.now() inlined (hot path: every check)
+            away = _NONE if held is None else held.away if held.version == held.state.share_version else held.sync()
         cost = milli if team_milli is None else team_milli
         over: list[Line] | None = None
         lines = self._cache.get((team, user, model))  # applicable()'s memo read inline (hot path)
@@ -313,8 +324,8 @@ class QuotaLedger(Journaled):
     def used(self, key: tuple[str, str | None, str]) -> int:
         """Milli-GPUs the line counts as used: its usage, and for a team line what its shares hold away."""
         used = self.usage.get(key, 0)
-        if key[1] is None and self.held_away is not None:
-            used += self.held_away().get(key, 0)
+        if key[1] is None and self.held is not None:
+            used += self.held.now().get(key, 0)
         return used
 
     def _refused(self, over: list[Line], milli: int, user: str, model: str, cost: int,
@@ -381,7 +392,8 @@ class QuotaLedger(Journaled):
         if not self.enabled or milli <= 0:
             return False
         usage = self.usage
-        away = self.held_away() if self.held_away is not None else _NONE
+        held = self.held
+        away = _NONE if held is None else held.away if held.version == held.state.share_version else held.sync()
         lines = self._cache.get((team, user, model))
         for line in lines if lines is not None else self.applicable(team, user, model):
             key = line.key

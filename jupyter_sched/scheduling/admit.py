@@ -57,8 +57,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
     milli = req.total_milli
     # a share is charged what it adds to its team's use as reclaim counts it (red team 38 R3): at least
     # nothing (packed beside its team's shares), settled once it is placed
-    held_away = ctx.quota.held_away
-    away = held_away() if held_away is not None and req.gpu_milli < GPU_MILLI else None
+    shares = ctx.quota.held
+    away = shares.now() if shares is not None and req.gpu_milli < GPU_MILLI else None
     team_milli = _least_share_cost(ctx, job, flavor.model, away) if away is not None else None
     check = ctx.quota.check(spec.team, spec.user, flavor.model, milli, team_milli)
     closed: tuple[str, str, dict[str, Any]] | None = None
@@ -78,12 +78,12 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         elif closed is None:
             placement, backfill, blocked_by = _place(ctx, job, req, flavor)
             if placement is not None and away is not None:  # what it adds, counted on the use before it
-                check = ctx.quota.check(spec.team, spec.user, flavor.model, milli, share_cost(
-                    ctx, job.id, [ln.key for ln in ctx.quota.applicable(spec.team, spec.user, flavor.model)
-                                  if ln.user is None]), away)
-                if not check.ok:  # it opens a GPU of its own: that whole GPU is above the line
-                    ctx.state.release(job.id)
-                    placement = None
+                cost = share_cost(ctx, job.id, ctx.quota.team_keys(spec.team, spec.user, flavor.model))
+                if cost != (milli if team_milli is None else team_milli):  # else the check above said it
+                    check = ctx.quota.check(spec.team, spec.user, flavor.model, milli, cost, away)
+                    if not check.ok:  # it opens a GPU of its own: that whole GPU is above the line
+                        ctx.state.release(job.id)
+                        placement = None
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
                 if ctx.headroom:
@@ -133,8 +133,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
 def _least_share_cost(ctx: CycleContext, job: Job, model: str, away: Mapping[LineKey, int]) -> int | None:
     """The least a share of ``job`` may add to its team lines before it is placed: nothing where its
     team's shares already hold part of a GPU away (``away``: it may pack there), else its fraction (None)."""
-    if away and any(away.get(ln.key) for ln in ctx.quota.applicable(job.spec.team, job.spec.user, model)
-                    if ln.user is None):
+    if away and any(away.get(key) for key in ctx.quota.team_keys(job.spec.team, job.spec.user, model)):
         return 0
     return None
 

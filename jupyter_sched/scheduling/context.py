@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..backfill.easy import Headroom, Reservation
@@ -26,6 +25,7 @@ from ..preemption.policy import PreemptionPolicy, ReclaimPolicy, preemption_poli
 from ..queues.limits import effective_limit
 from ..queues.order import Holdings
 from ..quota import Line
+from ..quota.held_whole import HeldAway
 from ..wording.quota_change import split_blame
 from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT, preempted_how, work_named
 from .ledger import CycleLedger, Holder
@@ -311,16 +311,14 @@ class CycleContext:
         # shares_now reads the few shares, not every admission (issue 17)
         self.fresh_shares: dict[str, None] = {}
         self.share_holder_set = frozenset(self.share_holders)
-        # held_away's memo: (share_version, share_log length, per GPU its team lines and free rest, the sums)
-        self.held_away_memo: tuple[int, int, dict[int, tuple[frozenset[tuple[str, str | None, str]], int]],
-                                   dict[tuple[str, str | None, str], int]] | None = None
         # per flavor (model, pools): .admit.shares_note's numbers and clause, by share_version
         self.shares_notes: dict[tuple[str, tuple[int, ...]], tuple[int, int, str, dict[str, int], frozenset[int]]] = {}
         # .preempt.refusals: what a team's guarantee lends and who holds the rest (_lending), per (team,
         # model, quota version, quota lines, share version); who holds the rest said per their numbers
         self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None] | None] = {}
-        # every quota check counts what a team's shares hold away, as reclaim does (red team 38 R3)
-        self.quota.held_away = None
+        # every quota check counts what a team's shares hold away, as reclaim does (red team 38 R3): kept by
+        # the quota ledger as shares come and go (count_shares), with no reference back to this context (session 39)
+        self.quota.held = None
         if any(j.spec.resources.fractional for j in snapshot.jobs):
             self.count_shares()
         self.holders_said: dict[tuple[object, ...], tuple[str, str]] = {}
@@ -470,9 +468,7 @@ class CycleContext:
         self.share_holders = [j.id for j in self.snap.jobs if j.state.holds_gpus and j.allocation is not None
                               and j.allocation.gpu_milli < GPU_MILLI]
         self.share_holder_set = frozenset(self.share_holders)
-        self.held_away_memo = None
-        from .preempt.candidates import held_away  # the package imports this module
-        self.quota.held_away = partial(held_away, self)
+        self.quota.held = HeldAway(self.state, self.share_holder_set, self.fresh_shares, self.quota.charges)
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:
         """The holders of GPU shares on the ledger now (running ones and this cycle's admissions),

@@ -4,9 +4,10 @@ one that works every memoised value out afresh each time it is read.
 
 Memos checked:
 
-* :func:`~jupyter_sched.scheduling.preempt.candidates.held_away` — kept per
+* :func:`~jupyter_sched.scheduling.preempt.candidates.held_away` — kept by the quota ledger
+  (:class:`~jupyter_sched.quota.held_whole.HeldAway`) per
   :attr:`~jupyter_sched.placement.state.ClusterState.share_version` (what shares hold) rather than
-  per ledger version (which every admission moves);
+  per ledger version (which every admission moves), redone for the GPUs whose shares changed;
 * :meth:`~jupyter_sched.scheduling.context.CycleContext.shares_now` — reads ``fresh_shares``, the
   cycle's admissions of GPU shares kept in step with ``fresh``, not every admission;
 * :func:`~jupyter_sched.scheduling.admit.shares_note` — its clause per flavor and share version;
@@ -36,6 +37,7 @@ from jupyter_sched.backfill.projection import Demand, Option, SharedGpu
 from jupyter_sched.backfill.timeline import Timeline
 from jupyter_sched.model import GPU_MILLI, Job, Quota, QuotaSet
 from jupyter_sched.placement.state import Holding
+from jupyter_sched.quota.held_whole import HeldAway, LineKey
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, run_cycle
 from jupyter_sched.scheduling.context import CycleContext
 from jupyter_sched.scheduling.cycle import run_on
@@ -44,16 +46,28 @@ from jupyter_sched.scheduling.preempt.candidates import held_away, held_away_now
 TEAMS = ("a", "b", "c")
 
 
+class DirectHeldAway(HeldAway):
+    """What the quota ledger's shares hold away, worked out from scratch at every read (:func:`held_away_now`)."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx: CycleContext) -> None:
+        super().__init__(ctx.state, ctx.share_holder_set, ctx.fresh_shares, ctx.quota.charges)
+        self.ctx = ctx
+
+    def sync(self) -> dict[LineKey, int]:
+        self.away = held_away_now(self.ctx)
+        self.version = -1  # never in step: the next read (a quota check's too) works it out again
+        return self.away
+
+
 class DirectContext(CycleContext):
     """A cycle context that memoises nothing :func:`held_away` reads: every read works it out again."""
 
-    @property  # type: ignore[override]
-    def held_away_memo(self) -> None:
-        return None
-
-    @held_away_memo.setter
-    def held_away_memo(self, value: object) -> None:
-        pass
+    def __init__(self, snapshot: Snapshot, profile: SchedulingProfile) -> None:
+        super().__init__(snapshot, profile)
+        if self.quota.held is not None:
+            self.quota.held = DirectHeldAway(self)
 
     @property  # type: ignore[override]
     def shares_notes(self) -> dict[object, object]:

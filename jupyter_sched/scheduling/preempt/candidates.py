@@ -35,7 +35,7 @@ Each becomes a :class:`~jupyter_sched.preemption.Candidate` (milli-GPUs, seconds
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ...model import Job, PriorityClass
@@ -244,7 +244,7 @@ def team_lines(ctx: CycleContext, job_id: str) -> list[LineKey]:
     return [k for k in _charged(ctx, job_id) if k[1] is None]
 
 
-def held_away(ctx: CycleContext) -> dict[LineKey, int]:
+def held_away(ctx: CycleContext) -> Mapping[LineKey, int]:
     """Per team quota line, the milli-GPUs its fractions keep from whole-GPU work beyond what they
     use: the free rest of each GPU on which that line's jobs are the only holders (red team 15
     R5: four tenths of teamb, one per GPU, left no whole GPU for teama's guarantee).
@@ -252,68 +252,21 @@ def held_away(ctx: CycleContext) -> dict[LineKey, int]:
     How quota treats a shared GPU (one rule, DESIGN.md *Reclaim*): a GPU that only one team's shares
     occupy counts as a whole GPU held by that team (Run:ai charges a shared GPU to its holder the
     same way) — for reclaim, and for admission: every quota check counts a team line's usage plus
-    this (:attr:`~jupyter_sched.quota.QuotaLedger.held_away`, what a share adds: :func:`..share_charge.share_cost`;
+    this (:attr:`~jupyter_sched.quota.QuotaLedger.held`, what a share adds: :func:`..share_charge.share_cost`;
     red team 38 R3: 0.1-GPU shares asking 70 GiB each took a GPU of their own, three GPUs held on a
     borrowing limit of one, charged 0.3). Shares packed on one GPU charge their fractions of it (4 x
     0.25 = 1 GPU). So a team whose shares spread over more GPUs than it is guaranteed is borrowing
     those GPUs, and a within-guarantee whole-GPU job of another team may reclaim the fewest shares
     that free a GPU for it; a team keeps, whole, as many shared GPUs as it is guaranteed.
 
-    Worked out once per :attr:`~jupyter_sched.placement.state.ClusterState.share_version` — it reads
-    only the shares on GPUs and those GPUs' free rest, which whole-GPU admissions leave alone (issue
-    17: redone per admission, it was a quarter of a 5,000-node cycle); :func:`held_away_now` is the
-    same computation without the memo."""
-    st = ctx.state
-    memo = ctx.held_away_memo
-    if memo is not None and memo[0] == st.share_version:
-        return memo[3]
-    log = st.share_log
-    if memo is None:  # every GPU a share is on, once
-        on: dict[int, tuple[frozenset[LineKey], int]] = {}
-        out: dict[LineKey, int] = {}
-        touched: Iterable[int] = st.gpu_shares
-    else:  # only the GPUs whose shares or free rest changed since: their part comes off, and back
-        _, seen, on, before = memo
-        out = dict(before)  # a new dict: a caller may still hold the one returned before
-        touched = set(log[seen:])
-        for g in touched:
-            old = on.pop(g, None)
-            if old is not None:
-                for key in old[0]:
-                    left = out[key] - old[1]
-                    if left:
-                        out[key] = left
-                    else:
-                        del out[key]
-    for g in touched:
-        part = _held_on(ctx, g)
-        if part is not None:
-            on[g] = part
-            for key in part[0]:
-                out[key] = out.get(key, 0) + part[1]
-    ctx.held_away_memo = (st.share_version, len(log), on, out)
-    return out
+    The quota ledger keeps it (:class:`~jupyter_sched.quota.held_whole.HeldAway`: redone only for the
+    GPUs whose shares or free rest changed — issue 17: redone per admission, it was a quarter of a
+    5,000-node cycle); :func:`held_away_now` is the same computation from scratch."""
+    held = ctx.quota.held
+    return held.now() if held is not None else _NO_AWAY
 
 
-def _held_on(ctx: CycleContext, g: int) -> tuple[frozenset[LineKey], int] | None:
-    """GPU ``g``'s part of :func:`held_away`: the team lines every share on it is charged to, and its
-    free rest (None: it adds nothing)."""
-    st = ctx.state
-    holders = st.gpu_shares.get(g)
-    rest = st.free_milli[g]
-    if not holders or not 0 < rest < 1000 or not st.placeable[g]:
-        return None
-    lines: frozenset[LineKey] | None = None
-    share_holders, fresh_shares, charges = ctx.share_holder_set, ctx.fresh_shares, ctx.quota.charges
-    for holder in holders:
-        if holder not in share_holders and holder not in fresh_shares:
-            continue  # a whole-GPU job, a reservation mask: not a share (.context.shares_now)
-        entry = charges.get(holder)
-        mine = frozenset(k for k in entry[0] if k[1] is None) if entry is not None else frozenset()
-        lines = mine if lines is None else lines & mine
-        if not lines:
-            return None
-    return None if lines is None else (lines, rest)
+_NO_AWAY: Mapping[LineKey, int] = {}
 
 
 def held_away_now(ctx: CycleContext) -> dict[LineKey, int]:

@@ -63,7 +63,7 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
     rules = ReclaimRules({c.job_id: team_lines(ctx, holder_key(c)) for c in cands if c.kind == "reclaim"},
                          line_borrowing, ctx.reclaimed_lines, borrow_within=borrowing)
 
-    share = req.gpu_milli < GPU_MILLI and quota.held_away is not None
+    share = req.gpu_milli < GPU_MILLI and quota.held is not None
     share_refused: list[QuotaCheck] = []  # a place found, refused for what the share adds there
 
     def fits() -> bool:
@@ -145,9 +145,9 @@ def placed_share_check(ctx: CycleContext, visit: Visit, placement: Placement, mo
     over GPUs a stopping job frees that admission would then refuse it."""
     spec, milli = visit.job.spec, visit.req.total_milli
     quota, state = ctx.quota, ctx.state
-    if visit.req.gpu_milli >= GPU_MILLI or quota.held_away is None:
+    if visit.req.gpu_milli >= GPU_MILLI or quota.held is None:
         return None
-    away = quota.held_away()  # what its team's shares hold away before it is placed
+    away = quota.held.now()  # what its team's shares hold away before it is placed
     with state.what_if():
         state.take(visit.job.id, placement.holding)
         cost = share_cost(ctx, visit.job.id, [ln.key for ln in quota.applicable(spec.team, spec.user, model)
