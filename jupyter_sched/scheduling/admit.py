@@ -22,6 +22,7 @@ from ..placement.reasons import FitReason, capacity_reason
 from ..placement.state import Holding
 from ..preemption.reclaim_rules import LineKey
 from ..queues.limits import effective_limit, run_limit
+from ..quota import QuotaCheck
 from ..wording.reasons import ELECTED_NOTE
 from . import ports
 from .context import RESERVE_PREFIX, CycleContext, Visit
@@ -32,7 +33,7 @@ from .reasons import FlavorOutcome
 from .share_charge import share_cost
 from .snapshot import Admit, AuditRecord
 
-__all__ = ["admit_on_flavors", "admit_placed", "keep_off", "placed_around", "room_held", "try_flavor"]
+__all__ = ["admit_on_flavors", "admit_placed", "keep_off", "placed_around", "placed_check", "room_held", "try_flavor"]
 
 
 def admit_on_flavors(ctx: CycleContext, visit: Visit, *, held_back: bool = False) -> Placement | None:
@@ -390,11 +391,34 @@ def _shares_on(ctx: CycleContext, flavor: Flavor) -> tuple[int, str, dict[str, i
     return len(on), ", ".join(parts), {t: len(u) for t, u in by_team.items() if t}, frozenset(on)
 
 
+def placed_check(ctx: CycleContext, job: Job, model: str, placement: Placement) -> QuotaCheck:
+    """The quota check of ``job`` placed on ``placement`` (not taken) on a GPU of ``model``, as admission
+    (:func:`try_flavor`) counts it: a share is charged what it adds to its team lines there
+    (:func:`.share_charge.share_cost`: the whole GPU when it opens one of its own) on the use before it
+    (red team 38 R3) — what a preemption plan (:mod:`.preempt.search`), a wait on spare GPUs
+    (:mod:`.preempt.waiting`) and an admission through a plan (:func:`admit_placed`) check too, not the
+    fraction alone (session 39: a share that would open a GPU of its own above its team's limit had
+    another team's borrower reclaimed for it, then could not start)."""
+    spec = job.spec
+    quota = ctx.quota
+    milli = spec.resources.total_milli
+    shares = quota.held
+    if shares is None or spec.resources.gpu_milli >= GPU_MILLI or not placement.holding.gpus:
+        return quota.check(spec.team, spec.user, model, milli)
+    away = shares.now()  # what its team's shares hold away before it is placed
+    state = ctx.state
+    with state.what_if():
+        state.take(job.id, placement.holding)
+        cost = share_cost(ctx, job.id, quota.team_keys(spec.team, spec.user, model))
+    return quota.check(spec.team, spec.user, model, milli, cost, away)
+
+
 def admit_placed(ctx: CycleContext, job: Job, placement: Placement, model: str) -> None:
-    """Admit ``job`` on ``placement`` (capacity checked by the caller): take it and charge quota."""
+    """Admit ``job`` on ``placement`` (capacity and quota checked by the caller, :func:`placed_check`): take
+    it and charge quota."""
     spec = job.spec
     milli = spec.resources.total_milli
-    borrowed = ctx.quota.check(spec.team, spec.user, model, milli).borrowed
+    borrowed = placed_check(ctx, job, model, placement).borrowed
     ctx.state.take(job.id, placement.holding)
     ctx.quota.charge(job.id, spec.team, spec.user, model, milli)
     _admit(ctx, job, placement, borrowed, False)

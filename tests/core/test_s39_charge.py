@@ -16,8 +16,9 @@ import weakref
 
 from core_builders import make_job, make_node, quotas, running, snapshot
 
-from jupyter_sched.model import Quota
-from jupyter_sched.scheduling import SchedulingProfile
+from jupyter_sched.model import Job, Quota
+from jupyter_sched.scheduling import SchedulingProfile, run_cycle
+from jupyter_sched.scheduling.admit import admit_placed, placed_around
 from jupyter_sched.scheduling.context import CycleContext
 from jupyter_sched.scheduling.cycle import run_on
 from jupyter_sched.scheduling.preempt.candidates import held_away
@@ -44,3 +45,47 @@ def test_s39_charge_a_cycle_context_with_shares_is_freed_without_the_cyclic_coll
     finally:
         if was:
             gc.enable()
+
+
+GIB = 1024
+# teamc may use 1 GPU (guaranteed 1, no borrowing); teamb is guaranteed 1 and borrows the rest
+RECLAIM_LIMITS = quotas(Quota(team="teamc", guaranteed=1, borrowing_limit=0), Quota(team="teamb", guaranteed=1))
+
+
+def _packed_and_borrowed() -> list[Job]:
+    """GPU 0: halves of teamc and teamb side by side (20 GiB each: 40 GiB left); GPUs 1-3: teamb's whole
+    borrowers (started an hour ago: old enough to reclaim)."""
+    return [running(make_job("c-half", milli=500, min_memory_mib=20 * GIB, team="teamc", user="carol"), "n1", [0],
+                    milli=500, started=-60),
+            running(make_job("b-half", milli=500, min_memory_mib=20 * GIB, team="teamb", user="bob"), "n1", [0],
+                    milli=500, started=-60),
+            *(running(make_job(f"b{i}", team="teamb", user="bob"), "n1", [i], started=-60) for i in (1, 2, 3))]
+
+
+def test_red39_charge_a_share_is_not_given_a_reclaim_it_could_not_start_on() -> None:
+    # teamc holds 0.5 (its half packed beside teamb's); a 0.1 share asking 70 GiB cannot pack on GPU 0, so it
+    # needs a GPU of its own: counted whole, teamc would hold 1.5 of its 1. Checked at its fraction (0.6, within
+    # the guarantee) the plan reclaimed one of teamb's borrowers, and the share could still not start there.
+    tenth = make_job("c-tenth", milli=100, min_memory_mib=70 * GIB, team="teamc", user="carol", submitted=1)
+    result = run_cycle(snapshot([make_node(gpus=4)], [*_packed_and_borrowed(), tenth], quota=RECLAIM_LIMITS))
+    assert result.preemptions == (), result.preemptions
+    assert result.admits == (), result.admits
+    reason = next(p.reason for p in result.pending if p.job_id == "c-tenth")
+    assert reason.code != "WaitingForPreemption", reason
+
+
+
+def test_red39_charge_a_share_admitted_through_a_plan_borrows_the_gpu_it_opens() -> None:
+    # teamc's tenth alone on GPU 0 holds teamc's guarantee of 1 whole; a second tenth asking 70 GiB opens GPU 1:
+    # admitted through a plan (admit_placed: a plan's withdrawals and nominations), it borrows that whole GPU,
+    # as try_flavor says it — admit_placed said 0.1 (the fraction above the guarantee)
+    held = running(make_job("c0", milli=100, min_memory_mib=70 * GIB, team="teamc", user="carol"), "n1", [0], milli=100)
+    new = make_job("c-new", milli=100, min_memory_mib=70 * GIB, team="teamc", user="carol", submitted=1)
+    ctx = CycleContext(snapshot([make_node(gpus=2)], [held, new], quota=quotas(Quota(team="teamc", guaranteed=1))),
+                       SchedulingProfile(gpu_sharing="team"))
+    flavor = next(f for f in ctx.placer.flavors(new.spec.resources) if f.pools)
+    placement = placed_around(ctx, new, new.spec.resources, flavor, None)
+    assert placement is not None and placement.allocation.gpu_uuids == ("GPU-n1-1",), placement
+    admit_placed(ctx, new, placement, flavor.model)
+    assert [(a.job_id, a.borrowed) for a in ctx.admits] == [("c-new", 1.0)], ctx.admits
+    assert "borrowing 1 GPU above teamc's guarantee" in ctx.audit[-1].message, ctx.audit[-1].message

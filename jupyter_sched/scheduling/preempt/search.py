@@ -27,9 +27,8 @@ from ...placement.state import Holding
 from ...preemption.reclaim_rules import LineKey, ReclaimRules
 from ...preemption.victims import Candidate, PreemptionPlan, plan_preemption
 from ...quota.ledger import QuotaCheck
-from ..admit import placed_around
+from ..admit import placed_around, placed_check
 from ..context import CycleContext, Visit
-from ..share_charge import share_cost
 from ..spare import open_spare
 from .candidates import holder_key, team_borrowing, team_lines
 
@@ -143,16 +142,9 @@ def placed_share_check(ctx: CycleContext, visit: Visit, placement: Placement, mo
     (:func:`..admit.try_flavor`) — red team 39 R1: a plan that withdrew this cycle's borrowing admission for a
     0.1-GPU share "within its guarantee" let it open a GPU, the team 2.5 GPUs on a limit of 2; a share took
     over GPUs a stopping job frees that admission would then refuse it."""
-    spec, milli = visit.job.spec, visit.req.total_milli
-    quota, state = ctx.quota, ctx.state
-    if visit.req.gpu_milli >= GPU_MILLI or quota.held is None:
+    if visit.req.gpu_milli >= GPU_MILLI or ctx.quota.held is None:
         return None
-    away = quota.held.now()  # what its team's shares hold away before it is placed
-    with state.what_if():
-        state.take(visit.job.id, placement.holding)
-        cost = share_cost(ctx, visit.job.id, [ln.key for ln in quota.applicable(spec.team, spec.user, model)
-                                              if ln.user is None])
-    return quota.check(spec.team, spec.user, model, milli, cost, away)
+    return placed_check(ctx, visit.job, model, placement)
 
 
 def _share_refusal(plan: PreemptionPlan, team: str, check: QuotaCheck) -> PreemptionPlan:
