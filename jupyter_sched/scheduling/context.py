@@ -315,7 +315,7 @@ class CycleContext:
         self.shares_notes: dict[tuple[str, tuple[int, ...]], tuple[int, int, str, dict[str, int], frozenset[int]]] = {}
         # .preempt.refusals: what a team's guarantee lends and who holds the rest (_lending), per (team,
         # model, quota version, quota lines, share version); who holds the rest said per their numbers
-        self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None] | None] = {}
+        self.lending: dict[tuple[object, ...], tuple[Line, int, int, str, tuple[str, str] | None, int] | None] = {}
         # every quota check counts what a team's shares hold away, as reclaim does (red team 38 R3): kept by
         # the quota ledger as shares come and go (count_shares), with no reference back to this context (session 39)
         self.quota.held = None

@@ -82,6 +82,7 @@ from .runtimes import (
     progress_reading,
     time_left,
 )
+from .share_charge import released_milli
 from .snapshot import AuditRecord, Pend
 from .spare import STOPPING_PREFIX
 
@@ -1490,7 +1491,7 @@ def _fewest_freeing(ctx: CycleContext, waits: tuple[str, ...], milli: int) -> in
         holder = ctx.admitted.get(job_id) or ctx.by_id.get(job_id)
         if holder is None:
             return None
-        held.append(holder.spec.resources.total_milli)
+        held.append(released_milli(ctx, job_id, holder.spec.resources.total_milli))  # a lone share: its GPU
     freed = 0
     for count, size in enumerate(sorted(held, reverse=True), start=1):
         freed += size
@@ -1557,7 +1558,7 @@ def _must_free(ctx: CycleContext, reason: PendingReason, waits: tuple[str, ...],
             return None
         if job_id not in ctx.admitted and any(model not in models for _, model in _spots(ctx, holder)):
             return None
-        held += holder.spec.resources.total_milli
+        held += released_milli(ctx, job_id, holder.spec.resources.total_milli)  # a lone share: its GPU
     short = job.spec.resources.total_milli - (capacity * 1000 - held)
     return _fewest_freeing(ctx, waits, short) if short > 0 else None
 

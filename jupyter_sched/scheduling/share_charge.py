@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..model import GPU_MILLI
 from ..preemption.reclaim_rules import LineKey
 from .context import CycleContext
 
-__all__ = ["share_cost"]
+__all__ = ["released_milli", "share_cost"]
 
 
 def share_cost(ctx: CycleContext, job_id: str, lines: Iterable[LineKey]) -> int:
@@ -49,3 +50,22 @@ def share_cost(ctx: CycleContext, job_id: str, lines: Iterable[LineKey]) -> int:
                 cost += milli
         worst = max(worst, cost)
     return worst
+
+
+def released_milli(ctx: CycleContext, job_id: str, asked: int) -> int:
+    """Milli-GPUs the end of ``job_id`` (asking ``asked`` milli-GPUs in all) gives back as quota and placement
+    count them (red team 38 R3; session 39): a share that is the only share on its GPU gives back that whole
+    GPU — its fraction and the rest it keeps from others (``held_away``), the GPU wholly free once it ends —
+    any other holding what it asks (a share packed beside others its fraction: the GPU is whole again only
+    when they all end). What "the fewest holders that must end" counts (:func:`.eta._fewest_freeing`)."""
+    st = ctx.state
+    holding = st.holdings.get(job_id)
+    if holding is None or not ctx.shares_held:
+        return asked
+    total = 0
+    for g, milli in holding.gpus:
+        if milli < GPU_MILLI and st.placeable[g] and len(st.gpu_shares.get(g, ())) == 1:
+            total += milli + st.free_milli[g]
+        else:
+            total += milli
+    return max(total, asked)

@@ -16,7 +16,7 @@ import weakref
 
 from core_builders import make_job, make_node, quotas, running, snapshot
 
-from jupyter_sched.model import Job, Quota
+from jupyter_sched.model import Job, Quota, QuotaSet
 from jupyter_sched.scheduling import SchedulingProfile, run_cycle
 from jupyter_sched.scheduling.admit import admit_placed, placed_around
 from jupyter_sched.scheduling.context import CycleContext
@@ -74,7 +74,6 @@ def test_red39_charge_a_share_is_not_given_a_reclaim_it_could_not_start_on() -> 
     assert reason.code != "WaitingForPreemption", reason
 
 
-
 def test_red39_charge_a_share_admitted_through_a_plan_borrows_the_gpu_it_opens() -> None:
     # teamc's tenth alone on GPU 0 holds teamc's guarantee of 1 whole; a second tenth asking 70 GiB opens GPU 1:
     # admitted through a plan (admit_placed: a plan's withdrawals and nominations), it borrows that whole GPU,
@@ -89,3 +88,41 @@ def test_red39_charge_a_share_admitted_through_a_plan_borrows_the_gpu_it_opens()
     admit_placed(ctx, new, placement, flavor.model)
     assert [(a.job_id, a.borrowed) for a in ctx.admits] == [("c-new", 1.0)], ctx.admits
     assert "borrowing 1 GPU above teamc's guarantee" in ctx.audit[-1].message, ctx.audit[-1].message
+
+
+def _spread_tenths(guaranteed: int) -> tuple[list[Job], QuotaSet]:
+    """teamc's two 0.1 shares asking 70 GiB, each alone on its GPU (2 GPUs held whole), teama's whole GPUs on
+    the other two (its guarantee), and a third such tenth of teamc queued."""
+    tenths = [running(make_job(f"c{i}", milli=100, min_memory_mib=70 * GIB, team="teamc", user="carol"), "n1", [i],
+                      milli=100) for i in range(2)]
+    whole = [running(make_job(f"a{i}", team="teama", user="ann"), "n1", [i], started=-120) for i in (2, 3)]
+    queued = make_job("c-new", milli=100, min_memory_mib=70 * GIB, team="teamc", user="carol", submitted=1)
+    return [*tenths, *whole, queued], quotas(Quota(team="teamc", guaranteed=guaranteed), Quota(team="teama", guaranteed=2))
+
+
+def test_red39_charge_the_reclaim_note_counts_a_share_and_its_team_as_the_charge_does() -> None:
+    # teamc is guaranteed 2 and its tenths hold 2 GPUs whole: the new tenth would borrow (a GPU of its own),
+    # so nothing is reclaimed. The note said "needs 0.1 with 0.2 already in use, above the guarantee" of 2
+    # and "it can start when teama's jobs free 0.1 GPU": the fractions, where the check counts whole GPUs
+    jobs, limits = _spread_tenths(2)
+    result = run_cycle(snapshot([make_node(gpus=4)], jobs, quota=limits), SchedulingProfile(gpu_sharing="team"))
+    assert result.preemptions == ()
+    message = next(p.reason.message for p in result.pending if p.job_id == "c-new")
+    assert "teamc already uses its 2 guaranteed GPUs (1.8 GPUs of it the unused rest of GPUs only its shares " \
+           "hold), so this job (a GPU of its own for its 0.1 GPU share) may only borrow" in message, message
+    assert "it can start when teama's jobs free 1 GPU (teama uses its whole guarantee of 2 GPUs) or teamc's own " \
+           "running work frees 1 GPU" in message, message
+    assert "0.2 already in use" not in message and "free 0.1 GPU" not in message, message
+
+
+def test_red39_charge_a_lone_share_ending_gives_back_its_whole_gpu_in_the_must_release_count() -> None:
+    # a whole-GPU job of teamc waits for capacity on the 4 GPUs: teamc's two tenths each alone on a GPU and teama's
+    # two whole GPUs; each ending frees a whole GPU, so 2 of them must end — the tenths counted 0.1 each, the
+    # count said 1 ("short by 0.2 GPU": 4 GPUs less the 2.2 they asked)
+    jobs, limits = _spread_tenths(4)
+    jobs[-1] = make_job("c-whole", gpus=2, team="teamc", user="carol", submitted=1)
+    result = run_cycle(snapshot([make_node(gpus=4)], jobs, quota=limits), SchedulingProfile(gpu_sharing="team"))
+    reason = next(p.reason for p in result.pending if p.job_id == "c-whole")
+    waits = reason.details.get("eta_waits_on")
+    assert waits and {"c0", "c1"} <= set(waits), reason.details
+    assert reason.details.get("eta_must_release") == 2, reason.details

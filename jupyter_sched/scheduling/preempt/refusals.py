@@ -24,7 +24,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ...backfill.easy import Reservation
-from ...model import Job, PriorityClass
+from ...model import GPU_MILLI, Job, PriorityClass
 from ...model.job import public_name
 from ...model.units import clock_text, said_time
 from ...placement.placer import Flavor
@@ -232,27 +232,35 @@ def _reclaim_note(ctx: CycleContext, visit: Visit, flavor: Flavor) -> tuple[str,
     # only a cordoned node can hold it (cordoned nodes add no capacity): no one's jobs ending lets it start
     # (hubadmin26 B3: "it can start when nlp's jobs free 1 GPU" beside "ETA unknown: only a cordoned node …")
     cordoned = flavor.capacity < req.total_gpus or (not req.fractional and flavor.max_per_node < req.gpus)
-    return _note(spec.team, lending, req.total_milli, job.is_lease, free, starts_when=not cordoned)
+    # a share reclaim would make room for takes a GPU of its own (what reclaim frees are whole GPUs of other
+    # teams): counted whole, as its quota check counts it (red team 38 R3)
+    share = req.total_milli if req.fractional and ctx.quota.held is not None else 0
+    need = req.total_gpus * GPU_MILLI if share else req.total_milli
+    return _note(spec.team, lending, need, job.is_lease, free, starts_when=not cordoned, share=share)
 
 
 def _note(team: str, lending: Lending, need: int, lease: bool, free: int, *,
-          starts_when: bool = True) -> tuple[str, bool]:
-    """:func:`_reclaim_note`'s note for a job of ``team`` asking ``need`` milli-GPUs (``lease``: a
-    kernel's) with ``free`` milli-GPUs of whole GPUs free on its flavor; ``starts_when``: whether running
-    work ending can let it start (False: only a cordoned node can hold it), which the note then says."""
-    own, used, lent_total, lent_to, holders = lending
+          starts_when: bool = True, share: int = 0) -> tuple[str, bool]:
+    """:func:`_reclaim_note`'s note for a job of ``team`` needing ``need`` milli-GPUs (``lease``: a
+    kernel's; ``share``: the milli-GPUs of a share, which needs a GPU of its own) with ``free`` milli-GPUs
+    of whole GPUs free on its flavor; ``starts_when``: whether running work ending can let it start
+    (False: only a cordoned node can hold it), which the note then says."""
+    own, used, lent_total, lent_to, holders, whole = lending
     me = "this kernel" if lease else "this job"  # the reader's own job, not its bare id (new user 8, N9)
+    asked = f"a GPU of its own for its {share / 1000:g} GPU share" if share else _gpus(need)
+    # the use counts GPUs only its shares hold whole (red team 38 R3): said, or "uses 2" reads wrong beside 0.2
+    held = f" ({_gpus(whole)} of it the unused rest of GPUs only its shares hold)" if whole else ""
     if own.guaranteed and used >= own.guaranteed:
         # at (or above) its guarantee already: the job could only borrow, which reclaim never serves
         uses = (f"already uses its {_gpus(own.guaranteed, 'guaranteed ')}" if used == own.guaranteed else
                 f"already uses {_gpus(used)}, above its guarantee of {own.guaranteed / 1000:g}")
-        text = (f"{team} {uses}, so {me} ({_gpus(need)}) may only borrow GPUs another team leaves free; "
+        text = (f"{team} {uses}{held}, so {me} ({asked}) may only borrow GPUs another team leaves free; "
                 "nothing is reclaimed for borrowing")
     else:
         text = (f"{team} is guaranteed {_gpus(own.guaranteed)}"
                 + (f" ({lent_total / 1000:g} lent to {lent_to}, reclaimable)" if lent_total else "")
-                + f" but {me} needs {need / 1000:g}"
-                + (f" with {used / 1000:g} already in use" if used else "")
+                + f" but {me} needs " + (f"{need / 1000:g} ({asked})" if share else f"{need / 1000:g}")
+                + (f" with {used / 1000:g} already in use{held}" if used else "")
                 + ", above the guarantee, so nothing is reclaimed for it")
     short = need - free - lent_total
     if short > 0 and holders and starts_when:
@@ -264,9 +272,10 @@ def _note(team: str, lending: Lending, need: int, lease: bool, free: int, *,
     return text, False
 
 
-Lending = tuple[Line, int, int, str, tuple[str, str] | None]
-""":func:`_lending`: the team's own line, its usage, the milli-GPUs it lends, to whom (``"a, b"``),
-and who holds the rest within their guarantees (``(whose jobs free, what each uses)``; None: nobody)."""
+Lending = tuple[Line, int, int, str, tuple[str, str] | None, int]
+""":func:`_lending`: the team's own line, its usage (with what its shares hold whole), the milli-GPUs it lends, to
+whom (``"a, b"``), who holds the rest within their guarantees (``(whose jobs free, what each uses)``; None:
+nobody), and of its usage the unused rest of GPUs only its shares hold (red team 38 R3)."""
 
 
 def _lending(ctx: CycleContext, team: str, user: str, model: str) -> Lending | None:
@@ -289,13 +298,16 @@ def _lending(ctx: CycleContext, team: str, user: str, model: str) -> Lending | N
         memo[key] = None
         return None
     own = lines[0]
-    used = quota.usage.get(own.key, 0)
+    # GPUs only a team's shares occupy count whole, as reclaim counts them (held_away; red team 15 R5) — the
+    # team's own use too, as its quota check counts it (red team 38 R3; session 39: "needs 0.1 with 0.2 already
+    # in use, above the guarantee" of 2, while its spread shares held 2 whole GPUs)
+    away = held_away(ctx) if ctx.shares_held else {}
+    whole = away.get(own.key, 0)
+    used = quota.usage.get(own.key, 0) + whole
     leaving: dict[LineKey, int] = {}  # victims already stopping are not lent: they are being reclaimed
     for h in ctx.in_flight:
         for line_key in team_lines(ctx, h):
             leaving[line_key] = leaving.get(line_key, 0) + quota.charges[h][1]
-    # GPUs only a team's shares occupy count whole, as reclaim counts them (held_away; red team 15 R5)
-    away = held_away(ctx) if ctx.shares_held else {}
     borrowers: dict[str, int] = {}
     own_quota: dict[str, int] = {}
     guaranteed: dict[str, int] = {}
@@ -312,7 +324,7 @@ def _lending(ctx: CycleContext, team: str, user: str, model: str) -> Lending | N
                     guaranteed[other] = max(guaranteed.get(other, 0), ln.guaranteed)
     lent_total = min(max(0, own.guaranteed - used), sum(borrowers.values()))
     memo[key] = found = (own, used, lent_total, ", ".join(sorted(borrowers)),
-                         _holders(ctx, own_quota, guaranteed, borrowers) if own_quota else None)
+                         _holders(ctx, own_quota, guaranteed, borrowers) if own_quota else None, whole)
     return found
 
 
