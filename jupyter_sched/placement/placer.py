@@ -731,6 +731,13 @@ class Placer:
         return bool(need) and self._memory_of is not None \
             and self.reserved_memory().get(g, 0) + need > self.state.gpu_memory[g]
 
+    def may_share(self, job_id: str, g: int, request: ResourceRequest) -> bool:
+        """Whether a fraction ``request`` of ``job_id`` may go beside the work on GPU ``g`` as :meth:`place` checks
+        a shared GPU: the profile's sharing lets it share with every holder there and the GPU memory their shares
+        reserve leaves it room (the GPU's free milli, health and model are the caller's to check)."""
+        self._owner = self._owners.get(job_id) if self._owners is not None else None
+        return not (self._owner is not None and self._shared_with_others(g)) and not self._memory_short(g, request)
+
     def _shared_with_others(self, g: int) -> bool:
         """Whether GPU ``g`` holds work outside the sharing group of the job being placed (holders
         whose group is unknown — reservations, gang masks — count as nobody's)."""

@@ -68,7 +68,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         closed = borrow_window_closed(ctx, job) if check.borrowed > 0 and ctx.profile.windows else None
         if closed is None and ctx.headroom and (room := room_held(ctx, job, flavor.model, milli)) is not None:
             return None, _room_outcome(ctx, room, flavor.model)
-        if closed is None and check.borrowed and ctx.owed and (owed := owed_outcome(ctx, job, flavor, milli)) is not None:
+        if closed is None and check.borrowed and ctx.owed and (owed := owed_outcome(ctx, job, req, flavor)) is not None:
             return None, owed  # it would lend away GPUs a waiting --no-preempt job's guarantee is owed (s38)
         if closed is None and held_back:
             if ctx.placer.place(job.id, req, flavor) is not None:
@@ -346,13 +346,13 @@ def shares_note(ctx: CycleContext, flavor: Flavor, fit: FitReason) -> FitReason:
 
 
 def _share_frees_enough(ctx: CycleContext, flavor: Flavor, shared: frozenset[int], need: int) -> bool:
-    """Would the GPUs of ``flavor`` that are wholly free or hold only shares (``shared``) give ``need``
-    GPUs on one node once those shares end?"""
+    """Would the placeable GPUs of ``flavor`` that are wholly free or hold only shares (``shared``) give ``need``
+    GPUs on one node once those shares end? (An unhealthy GPU shows 1000 free milli: not one of them, red39 R5.)"""
     st = ctx.state
     pools = set(flavor.pools)
     per_node: dict[int, int] = {}
     for g, free in enumerate(st.free_milli):
-        if (free >= GPU_MILLI or g in shared) and st.node_pool[st.gpu_node[g]] in pools \
+        if (free >= GPU_MILLI or g in shared) and st.placeable[g] and st.node_pool[st.gpu_node[g]] in pools \
                 and (flavor.model == "*" or st.gpu_model[g] == flavor.model):
             node = st.gpu_node[g]
             per_node[node] = per_node.get(node, 0) + 1

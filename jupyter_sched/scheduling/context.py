@@ -244,6 +244,8 @@ class CycleContext:
         self.headroom: dict[tuple[str, str | None, str], Headroom] = {}  # per quota line (pending._hold_headroom)
         # per GPU model: GPUs owed to guarantees whose --no-preempt jobs wait for free ones (.owed, s38)
         self.owed: dict[str, list[Owed]] = {}
+        # (model, the owed jobs) -> (their pools' stamps, the milli-GPUs those jobs could use there) (.owed)
+        self.owed_usable: dict[tuple[str, tuple[str, ...]], tuple[object, int]] = {}
         self.shapes: dict[tuple[object, ...], tuple[tuple[Flavor, ...], FitReason | None, str]] = {}
         self.ceilings: dict[tuple[str, str, int, int], Line | None] = {}  # per (team, user, milli, id(flavors))
         # the words of a request above its ceiling, per ceilings' key and the request's gpus, gpu_milli,
