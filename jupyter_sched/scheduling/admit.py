@@ -68,7 +68,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         closed = borrow_window_closed(ctx, job) if check.borrowed > 0 and ctx.profile.windows else None
         if closed is None and ctx.headroom and (room := room_held(ctx, job, flavor.model, milli)) is not None:
             return None, _room_outcome(ctx, room, flavor.model)
-        if closed is None and check.borrowed and ctx.owed and (owed := owed_outcome(ctx, job, req, flavor)) is not None:
+        if closed is None and check.borrowed and ctx.owed and (owed := owed_outcome(ctx, job, flavor, lambda: placed_around(
+                ctx, job, req, flavor, keep_off(ctx, job, flavor.model)))) is not None:  # where _place would put it
             return None, owed  # it would lend away GPUs a waiting --no-preempt job's guarantee is owed (s38)
         if closed is None and held_back:
             if ctx.placer.place(job.id, req, flavor) is not None:

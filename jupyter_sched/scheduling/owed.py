@@ -22,10 +22,11 @@ waiting job until it fits, as a reservation's GPUs do. The next cycle notes it a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..model import GPU_MILLI, Job, ResourceRequest
-from ..placement.placer import Flavor
+from ..placement.placer import Flavor, Placement
 from ..wording.preemption import no_preempt_owed_text
 from .context import CycleContext, Visit
 from .reasons import FlavorOutcome
@@ -76,17 +77,19 @@ def _has_guarantee(ctx: CycleContext, job: Job, model: str) -> bool:
                for line in ctx.quota.applicable(job.spec.team, job.spec.user, model))
 
 
-def owed_outcome(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> FlavorOutcome | None:
-    """The outcome of an admission of ``job`` (``req`` on ``flavor``) that would borrow, where it would take what
-    other teams' waiting guarantees could use (:func:`note_owed`) and leave them less than they are owed; None
-    where it may go (nothing owed to another team there, it does not fit anyway, it takes nothing the owed jobs
-    could use, enough usable stays beside it, or GPUs nominated to it)."""
+def owed_outcome(ctx: CycleContext, job: Job, flavor: Flavor, place: Callable[[], Placement | None]
+                 ) -> FlavorOutcome | None:
+    """The outcome of an admission of ``job`` on ``flavor`` that would borrow, where it would take what other teams'
+    waiting guarantees could use (:func:`note_owed`) and leave them less than they are owed; None where it may go
+    (nothing owed to another team there, it does not fit anyway, it takes nothing the owed jobs could use, enough
+    usable stays beside it, or GPUs nominated to it). ``place``: where admission would put it now (around the
+    model's EASY reservation, as :func:`.admit._place`), nothing taken."""
     owed = [o for o in ctx.owed.get(flavor.model, ()) if o.team != job.spec.team]
     if not owed or job.id in ctx.book:
         return None
     st = ctx.state
     with st.what_if():  # where the placer would put it now, and what the owed jobs could no longer use then
-        placement = ctx.placer.place(job.id, req, flavor)
+        placement = place()
         if placement is None:
             return None  # no room: its capacity outcome says so
         gpus = {g for g, _ in placement.holding.gpus}

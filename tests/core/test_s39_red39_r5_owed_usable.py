@@ -158,3 +158,20 @@ def test_red39_r5_share_wait_line_does_not_count_unhealthy_gpus_as_free() -> Non
     reason = next(p.reason for p in result.pending if p.job_id == "waiter")
     assert reason.details["shares_decide"] is False, reason.message
     assert "a whole GPU is free only when they end" not in reason.message, reason.message
+
+
+def test_red39_r5_owed_hold_judges_the_placement_admission_takes_around_a_reservation() -> None:
+    """The hold looks at where admission would really put the borrower: a-guar holds the EASY reservation on node a
+    (its GPUs free at c's ends); teamd's 0.5 share, kept off the reserved GPUs, would open node b's wholly free GPU
+    — a GPU owed to a-guar — not the rest beside c's share the plain placer picks. It waits."""
+    nodes = [make_node("a", gpus=2), make_node("b", gpus=1)]
+    jobs = [running(make_job("c-run", gpus=1, team="teamc", user="rc", time_limit_s=3600), "a", [0]),
+            running(make_job("c-share", milli=500, team="teamc", user="rc", time_limit_s=3600), "a", [1], milli=500),
+            _free_only(make_job("a-guar", gpus=2, team="teama", user="ra", submitted=1, time_limit_s=3600)),
+            make_job("d-share", milli=500, team="teamd", user="rd", submitted=2)]
+    q = quotas(Quota(team="teama", guaranteed=2, borrowing_limit=0), Quota(team="teamc", guaranteed=1, borrowing_limit=3),
+               Quota(team="teamd", guaranteed=0, borrowing_limit=1))
+    result = run_cycle(snapshot(nodes, jobs, quota=q), SchedulingProfile(min_runtime_s=0))
+    assert result.admits == (), result.admits  # judged on the plain placer's pick, it started on GPU-b-0
+    held = next(p.reason for p in result.pending if p.job_id == "d-share")
+    assert held.code == "Priority" and "owed to team teama's guarantee" in held.message, held.message
