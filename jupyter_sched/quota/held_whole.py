@@ -72,11 +72,13 @@ class HeldAway:
         charges: the quota ledger's charges (job id -> its line keys and milli-GPUs).
     """
 
-    __slots__ = ("away", "charges", "fresh", "holders", "on", "seen", "state", "team_sets", "version")
+    __slots__ = ("away", "charges", "fresh", "holders", "on", "seen", "state", "team_sets", "version", "versions")
 
     def __init__(self, state: ShareLedger, holders: frozenset[str], fresh: Mapping[str, None],
-                 charges: Mapping[str, tuple[tuple[LineKey, ...], int]]) -> None:
+                 charges: Mapping[str, tuple[tuple[LineKey, ...], int]], versions: dict[str, int] | None = None) -> None:
         self.state = state
+        self.versions = versions
+        """The quota ledger's ``team_version``: bumped for a team whose lines' held-away changes (its fair share)."""
         self.holders = holders
         self.fresh = fresh
         self.charges = charges
@@ -124,6 +126,11 @@ class HeldAway:
                 on[g] = part
                 for key in part[0]:
                     out[key] = out.get(key, 0) + part[1]
+        versions = self.versions
+        if versions is not None:  # a team whose lines' held-away changed: its fair share is read again
+            before = self.away
+            for team in {k[0] for k in out.keys() | before.keys() if out.get(k) != before.get(k)}:
+                versions[team] = versions.get(team, 0) + 1
         self.version, self.seen, self.away = st.share_version, len(log), out
         return out
 

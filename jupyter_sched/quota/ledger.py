@@ -402,14 +402,17 @@ class QuotaLedger(Journaled):
         return False
 
     def team_share(self, team: str) -> float:
-        """Kueue fair sharing: dominant borrowed share of the team's lines divided by its weight."""
+        """Kueue fair sharing: dominant borrowed share of the team's lines divided by its weight — a line's use
+        counting what its shares hold whole, as every check counts it (:attr:`held`; session 39)."""
+        held = self.held
+        away = _NONE if held is None else held.away if held.version == held.state.share_version else held.sync()
         version = self.team_version.get(team, 0)
         cached = self._shares.get(team)
         if cached is not None and cached[0] == version:
             return cached[1]
         share = 0.0
         for line in self.team_lines.get(team, ()):
-            over = self.usage.get(line.key, 0) - line.guaranteed
+            over = self.usage.get(line.key, 0) + away.get(line.key, 0) - line.guaranteed
             if over > 0:
                 share = max(share, over / max(self.line_capacity(line), 1))
         share /= self.weights.get(team, 1.0)

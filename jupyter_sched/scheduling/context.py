@@ -470,7 +470,8 @@ class CycleContext:
         self.share_holders = [j.id for j in self.snap.jobs if j.state.holds_gpus and j.allocation is not None
                               and j.allocation.gpu_milli < GPU_MILLI]
         self.share_holder_set = frozenset(self.share_holders)
-        self.quota.held = HeldAway(self.state, self.share_holder_set, self.fresh_shares, self.quota.charges)
+        self.quota.held = HeldAway(self.state, self.share_holder_set, self.fresh_shares, self.quota.charges,
+                                   self.quota.team_version)
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:
         """The holders of GPU shares on the ledger now (running ones and this cycle's admissions),

@@ -52,11 +52,15 @@ class DirectHeldAway(HeldAway):
     __slots__ = ("ctx",)
 
     def __init__(self, ctx: CycleContext) -> None:
-        super().__init__(ctx.state, ctx.share_holder_set, ctx.fresh_shares, ctx.quota.charges)
+        super().__init__(ctx.state, ctx.share_holder_set, ctx.fresh_shares, ctx.quota.charges, ctx.quota.team_version)
         self.ctx = ctx
 
     def sync(self) -> dict[LineKey, int]:
-        self.away = held_away_now(self.ctx)
+        away = held_away_now(self.ctx)
+        for team in {k[0] for k in away.keys() | self.away.keys() if away.get(k) != self.away.get(k)}:
+            assert self.versions is not None  # a team's fair share is read again when what it holds away changes
+            self.versions[team] = self.versions.get(team, 0) + 1
+        self.away = away
         self.version = -1  # never in step: the next read (a quota check's too) works it out again
         return self.away
 

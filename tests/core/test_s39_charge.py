@@ -126,3 +126,20 @@ def test_red39_charge_a_lone_share_ending_gives_back_its_whole_gpu_in_the_must_r
     waits = reason.details.get("eta_waits_on")
     assert waits and {"c0", "c1"} <= set(waits), reason.details
     assert reason.details.get("eta_must_release") == 2, reason.details
+
+
+def test_red39_charge_fair_share_counts_the_gpus_a_teams_shares_hold_whole() -> None:
+    # teama's three 0.1 shares (70 GiB) each hold a GPU of their own: 3 GPUs on a guarantee of 1, borrowing 2 as the
+    # quota check counts it; teamb borrows 1 (2 whole GPUs). One GPU is left and each team queues a whole-GPU job,
+    # teama's first: fair share gives it to the team borrowing less, teamb — it read teama's 0.3 (no borrowing)
+    tenths = [running(make_job(f"a{i}", milli=100, min_memory_mib=70 * GIB, team="teama", user="ann"), "n1", [i],
+                      milli=100) for i in range(3)]
+    whole = [running(make_job(f"b{i}", team="teamb", user="bob"), "n1", [i]) for i in (3, 4)]
+    queued = [make_job("a-next", team="teama", user="ann", submitted=1),
+              make_job("b-next", team="teamb", user="bob", submitted=2)]
+    limits = quotas(Quota(team="teama", guaranteed=1), Quota(team="teamb", guaranteed=1))
+    ctx = CycleContext(snapshot([make_node(gpus=6)], [*tenths, *whole, *queued], quota=limits),
+                       SchedulingProfile(gpu_sharing="team"))
+    assert ctx.quota.team_share("teama") > ctx.quota.team_share("teamb") > 0
+    result = run_on(ctx)
+    assert [a.job_id for a in result.admits] == ["b-next"], (result.admits, result.pending)
