@@ -78,44 +78,62 @@ more than this a request (red team 19, R1: 58 KB of log per refused 64 KiB ``nod
 REPEATS_EVERY_S = 60.0
 """A line of one :data:`_REPEATED` kind is written at most once per this many seconds (the rest counted)."""
 
-_REPEATED = (
-    ("more requests refused 403 with a token or cookie the hub names nobody by",
-     re.compile(r"403 [A-Z]+ \S+ \(@[^)]*\) ")),  # Jupyter's access line of a request with no user
-    ("more", re.compile(r"No Hub user identified for request$")),  # jupyterhub's HubAuth, once per such token
+_NO_USER = r"\((?:job-token)?@[^)]*\) "
+"""Jupyter's access line's ``(user@ip)`` of a request that named nobody (or only a job token that did not verify)."""
+
+_REPEATED: tuple[tuple[int, str, re.Pattern[str]], ...] = (
+    (logging.WARNING, "more requests refused 403 with a token or cookie the hub names nobody by",
+     re.compile(r"(403) [A-Z]+ \S+ \(@[^)]*\) ")),  # Jupyter's access line of a request with no user
+    (logging.WARNING, "more requests refused {0} that named nobody",
+     re.compile(r"(4\d\d) [A-Z]+ \S+ " + _NO_USER)),  # any other 4xx access line of such a request
+    (logging.WARNING, "more", re.compile(r"No Hub user identified for request$")),  # jupyterhub's HubAuth
+    (logging.WARNING, "more requests blocked for a Host header this server does not answer to",
+     re.compile(r"Blocking request with non-local 'Host' ")),  # jupyter_server's host check, before any handler
+    (logging.WARNING, "more requests refused {0} before a handler named anyone",
+     re.compile(r"(4\d\d) [A-Z]+ \S+ \([^)@]*\): ")),  # tornado's line of an HTTPError (xsrf, 404 of no route)
+    (logging.INFO, "more requests refused 401 (no identity)",
+     re.compile(r"jupyter_sched [A-Z]+ \S+ -> 401: ")),  # our own line of a refused credential (401: nobody named)
+    (logging.INFO, "more malformed HTTP messages", re.compile(r"Malformed HTTP message from ")),  # tornado's parser
+    (logging.INFO, "more new xsrf cookies set", re.compile(r"Setting new xsrf cookie for ")),  # each cookie-less request
 )
-"""The lines a flood of made-up or refused credentials writes one per request (red29: two per 403, ~1 MB of log a
-minute), by what they count."""
+"""The lines a flood of requests that name nobody writes one per request (red29: made-up tokens, two per 403, ~1 MB of
+log a minute; red39 R7: a foreign Host header, unknown paths, malformed request lines, missing ``_xsrf``, made-up job
+tokens — up to 4.5 MB a minute from any local process, no account needed): ``(level, what the count says, pattern)``.
+A pattern's first group, when it has one (the status), splits its kind; ``{0}`` in the words is that group."""
 
 
 class Repeats(logging.Filter):
-    """Lets the first line of each :data:`_REPEATED` kind through per :data:`REPEATS_EVERY_S` and counts the others;
-    the next one let through says how many were not written (red29: a flood of made-up tokens wrote ~2 lines per
-    refused request, 1,291 in 10 s; the front door's summary line a minute counts them already). ``monotonic``:
-    the clock (s)."""
+    """Lets the first line of each :data:`_REPEATED` kind (and status) through per :data:`REPEATS_EVERY_S` and counts
+    the others; the next one let through says how many were not written (red29, red39 R7: a flood of requests that name
+    nobody wrote one or two lines per request; the front door's summary line a minute counts them already).
+    ``monotonic``: the clock (s)."""
 
     def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self._monotonic = monotonic
-        self._since: dict[int, float] = {}
-        self._held: dict[int, int] = {}
+        self._since: dict[tuple[int, str], float] = {}
+        self._held: dict[tuple[int, str], int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno != logging.WARNING:
+        if record.levelno not in (logging.WARNING, logging.INFO):
             return True
         message = record.getMessage()
-        for kind, (what, pattern) in enumerate(_REPEATED):
-            if pattern.match(message) is None:
+        for kind, (level, what, pattern) in enumerate(_REPEATED):
+            match = pattern.match(message) if record.levelno == level else None
+            if match is None:
                 continue
+            status = match.group(1) if pattern.groups else ""
+            key = (kind, status)  # bounded: a status is three digits, the kinds a fixed list
             now = self._monotonic()
-            since = self._since.get(kind)
+            since = self._since.get(key)
             if since is not None and now - since < REPEATS_EVERY_S:
-                self._held[kind] = self._held.get(kind, 0) + 1
+                self._held[key] = self._held.get(key, 0) + 1
                 return False
-            self._since[kind] = now
-            held = self._held.pop(kind, 0)
+            self._since[key] = now
+            held = self._held.pop(key, 0)
             if held:
-                record.msg, record.args = (f"{message} (and {held:,} {what} in the {now - (since or now):.0f} s "
-                                           "before, not written one by one)"), None
+                record.msg, record.args = (f"{message} (and {held:,} {what.format(status)} in the "
+                                           f"{now - (since or now):.0f} s before, not written one by one)"), None
             return True
         return True
 

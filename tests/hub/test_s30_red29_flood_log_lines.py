@@ -69,7 +69,7 @@ def test_s30_red29_repeats_says_how_many_were_not_written_once_the_minute_is_ove
 
     def refused(user: object = None, status: int = 403) -> None:  # Jupyter's own access line of a refused request
         stub = SimpleNamespace(get_status=lambda: status, request=request, log=logger, settings={},
-                               current_user=user)
+                               current_user=user)  # user: a hub user model (its name in the line) or None
         partial(log_request, record_prometheus_metrics=False)(stub)
 
     try:
@@ -77,12 +77,16 @@ def test_s30_red29_repeats_says_how_many_were_not_written_once_the_minute_is_ove
             refused()
             logger.warning("No Hub user identified for request")
             now[0] += 1.0
-        refused(status=404)  # another answer: every one written
+        refused(status=404)  # another answer of nobody: its own kind, once a minute (red39 R7)
         refused(status=404)
+        refused(user={"name": "amy"}, status=404)  # a named user's answers: every one written
+        refused(user={"name": "amy"}, status=404)
         assert [line.split(" (")[0] for line in written] == ["403 GET /services/s/api/sched/me",
                                                              "No Hub user identified for request",
                                                              "404 GET /services/s/api/sched/me",
+                                                             "404 GET /services/s/api/sched/me",
                                                              "404 GET /services/s/api/sched/me"], written
+        assert "(@" not in written[-1] + written[-2] and "(@" in written[-3], written
         now[0] += REPEATS_EVERY_S
         refused()
         logger.warning("No Hub user identified for request")
