@@ -57,9 +57,9 @@ class GpuPicks(Protocol):
     """The placer's GPU-level picks on the replay's units (:class:`..scheduling.eta_gpus.NodeGpus`): which of the
     GPUs a reservation gets are free now (:func:`_keep_shadow`), and which GPUs each start takes."""
 
-    def keep(self, unit: int, count: int, t: float, start: float) -> int | None:
-        """Of ``count`` GPUs reserved on ``unit`` from ``start``, how many are free at ``t`` (kept from then);
-        None: unknown (the count's rule)."""
+    def keep(self, unit: int, count: int, t: float, start: float, *, freed_first: bool = False) -> int | None:
+        """Of ``count`` GPUs reserved on ``unit`` from ``start``, how many are free at ``t`` (kept from then) —
+        ``freed_first``: the GPUs freed by then are placed on first; None: unknown (the count's rule)."""
 
     def node(self, units: Sequence[int], count: int, t: float, start: float) -> int | None:
         """The unit of ``units`` a one-worker job of ``count`` GPUs reserved from ``start`` is placed on at ``t``;
@@ -74,13 +74,15 @@ class GpuPicks(Protocol):
 class Hold:
     """A running job as EASY's reservation sees it: it holds ``units`` (``(unit, GPUs)``) and ``milli``
     milli-GPUs of the quota ``lines`` it is charged to until its ``latest`` end (start + time limit;
-    ``math.inf``: none), though it is expected to end at ``expected`` (seconds after now)."""
+    ``math.inf``: none), though it is expected to end at ``expected`` (seconds after now). ``holder``: its job id
+    (the order in which the reservation's walk releases jobs that end at one instant)."""
 
     units: tuple[tuple[int, int], ...]
     expected: float
     latest: float
     lines: tuple[int, ...] = ()
     milli: int = 0
+    holder: str = ""
 
 
 def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[str, float], order: Order, *,
@@ -124,6 +126,7 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
     started: dict[str, Estimate] = {}
     spans: dict[str, tuple[float, float]] = {}
     running = [h for h in holds if h.latest > h.expected]
+    charges = [h for h in holds if h.lines] if ceilings else []  # every charge to a line, for _hold_room's walk
     remaining = [j for j in demands]
     if budget is not None:
         demands = dict(demands)  # a job a budget moves gets its later ``after``
@@ -188,6 +191,8 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                     spans[job_id] = (t, t + demand.duration)
                     if protect == "first" and limit > demand.duration:
                         running.append(Hold(tuple(chosen), t + demand.duration, t + limit, option.lines, demand.milli))
+                    if ceilings and option.lines:
+                        charges.append(Hold((), t + demand.duration, t + limit, option.lines, demand.milli, job_id))
                     if latest is not None:
                         latest.reserve(replace(demand, duration=limit), t, option, beside)
                     if not trial.room_at(t):
@@ -203,12 +208,12 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                         if latest is None:
                             running = [h for h in running if h.expected > t]
                             latest = _latest_view(proj, running)
-                        shadow = _hold_room(latest, demand, option, short, t, rooms)
+                        shadow = _hold_room(latest, demand, option, short, t, rooms, charges)
                         if shadow is not None and option.flavor not in reserved:
                             reserved.add(option.flavor)
                             holders[option.flavor] = job_id
                             shadows[option.flavor] = shadow[0]
-                            _keep_shadow(latest, demand, option, shadow, t, now_first=False)
+                            _keep_shadow(latest, demand, option, shadow, t, now_first=False, gpus=gpus)
                 elif protect == "first" and option.flavor not in reserved and not _quota_blocked(trial, demand, option, t):
                     reserved.add(option.flavor)
                     holders[option.flavor] = job_id
@@ -239,17 +244,37 @@ class _Room:
 
 
 def _hold_room(latest: Projection, demand: Demand, option: Option, short: Sequence[int], t: float,
-               rooms: dict[int, _Room]) -> tuple[float, int, list[tuple[int, int]]] | None:
+               rooms: dict[int, _Room], charges: Sequence[Hold] = ()) -> tuple[float, int, list[tuple[int, int]]] | None:
     """``demand``, kept waiting at ``t`` by its quota lines ``short`` (none of whose ceilings it exceeds), holds their
     room as :func:`..scheduling.pending._hold_headroom` holds it: from the earliest time it fits them and the GPUs
-    with running work held to its time limits (``latest``), with the room each has left beside it then. Returns
-    that fit (:meth:`.projection.Projection.earliest`'s, on ``option``), None when it never fits."""
+    with running work held to its time limits (``latest``), with the room each has left beside it then — what
+    the reservation's walk has released by the time it fits (:func:`_walked_spare`). Returns that fit
+    (:meth:`.projection.Projection.earliest`'s, on ``option``), None when it never fits."""
     found = latest.earliest(replace(demand, after=t, strict=False, options=(option,)))
     eta = None if found is None else found[0]
+    spare = {} if eta is None else _walked_spare(latest, demand, short, t, eta, charges)
     for line in short:
-        spare = 0 if eta is None else max(0, latest.lines[line].at(eta) - demand.milli)
-        rooms[line] = _Room(demand.job_id, eta, spare)
+        rooms[line] = _Room(demand.job_id, eta, spare.get(line, 0))
     return None if found is None else (found[0], 0, found[2])
+
+
+def _walked_spare(latest: Projection, demand: Demand, short: Sequence[int], t: float, eta: float,
+                  charges: Sequence[Hold]) -> dict[int, int]:
+    """Per line of ``short``, the milli-GPUs left beside ``demand`` at ``eta``: :func:`..backfill.easy.walk_ends`
+    releases the work charged to them by latest end, then job id, and stops once ``demand`` fits — so of the
+    charges (``charges``, by job id) ending at ``eta`` only those it needs are released (newuser38 n23's kind on
+    a line: p0 and p2 of one team both ending when p1 held the room, the walk released p0 alone and kept p3 out,
+    the replay had both released and started p3 beside p1). Without ``charges``, all of them."""
+    at_eta = sorted((h.holder, h) for h in charges if h.expected > t and max(h.expected, h.latest) == eta
+                    and any(line in short for line in h.lines)) if charges else []
+    free = {line: latest.lines[line].at(eta) - sum(h.milli for _, h in at_eta if line in h.lines) for line in short}
+    for _, hold in at_eta:
+        if all(free[line] >= demand.milli for line in short):
+            break
+        for line in hold.lines:
+            if line in free:
+                free[line] += hold.milli
+    return {line: max(0, free[line] - demand.milli) for line in short}
 
 
 def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tuple[float, int, list[tuple[int, int]]],
@@ -262,8 +287,9 @@ def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tupl
     reservation); where the pick is unknown (no ``gpus``, a pool), all it can of those free now (new user 17, N14:
     the replay backfilled a job the cycle then refused). A later job may use them only if it ends before the
     reservation. It is reserved on the node the cycle's walk takes (``gpus.node``). Else (a job its quota line holds
-    back: pending._hold_headroom) it takes the GPUs freed by its start first, and of those free now only what they
-    leave short: a later job may use the rest meanwhile."""
+    back: pending._hold_headroom) it takes the GPUs freed by its start first, and where they do not hold it the
+    placer's pick among all (``gpus``; by count: of those free now only what they leave short): a later job may
+    use the rest meanwhile."""
     start, _, chosen = found
     units = latest.units
     if gpus is not None and now_first and not demand.share and len(demand.workers) == 1 and len(chosen) == 1:
@@ -273,7 +299,8 @@ def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tupl
         if node is not None and node != unit and units[node].earliest(n, demand.duration, start) == start:
             chosen = [(node, n)]
     keep = [(unit, min(units[unit].at(t), k if (k := _picked(gpus, unit, n, t, start)) is not None else n) if now_first
-             else min(units[unit].at(t), max(0, n - max(0, units[unit].at(start) - units[unit].at(t)))))
+             else min(units[unit].at(t), k if (k := _picked(gpus, unit, n, t, start, freed_first=True)) is not None
+                      else max(0, n - max(0, units[unit].at(start) - units[unit].at(t)))))
             for unit, n in chosen] if not demand.share else []
     latest.reserve(demand, start, option, chosen)
     for unit, now in keep:
@@ -281,9 +308,10 @@ def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tupl
             units[unit].reserve(t, start, now)
 
 
-def _picked(gpus: GpuPicks | None, unit: int, count: int, t: float, start: float) -> int | None:
+def _picked(gpus: GpuPicks | None, unit: int, count: int, t: float, start: float, *,
+            freed_first: bool = False) -> int | None:
     """``gpus.keep``'s answer, None without ``gpus``."""
-    return None if gpus is None else gpus.keep(unit, count, t, start)
+    return None if gpus is None else gpus.keep(unit, count, t, start, freed_first=freed_first)
 
 
 def _quota_blocked(proj: Projection, demand: Demand, option: Option, t: float) -> bool:

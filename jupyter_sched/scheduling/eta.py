@@ -689,7 +689,7 @@ def _line_holds(ctx: CycleContext, plan: Plan) -> list[Hold]:
         lines = tuple(index[k] for k in keys if k in index)
         if lines:
             end = _holder_end(ctx, job_id, {}, progress=plan.progress)
-            holds.append(Hold((), end, _latest_end(ctx, job_id, end), lines, milli))
+            holds.append(Hold((), end, _latest_end(ctx, job_id, end), lines, milli, job_id))
     return holds
 
 

@@ -16,9 +16,9 @@ the cycle's walk stops on.
 
 Only where units are nodes (a node of one model, or its GPUs of one model: :mod:`.eta_units`); on pools
 the replay keeps its count (free now first). Not modelled: a reservation's worker layout on a node (its
-workers there are picked as one), an NVLink requirement, the vectorised score plugins' own GPU picks, which
-GPUs a quota line's held job keeps (:func:`..backfill.lookahead._hold_room`: by count), and which node the
-placer gives a job that starts where the replay counts nodes as equal (its scores, its order among equals).
+workers there are picked as one), an NVLink requirement, the vectorised score plugins' own GPU picks, and
+which node the placer gives a job that starts where the replay counts nodes as equal (its scores, its order
+among equals).
 Pure: no I/O, no clock.
 """
 
@@ -66,13 +66,15 @@ class NodeGpus:
         self._kept: dict[int, set[int]] = {}  # per unit, GPUs kept at ``_t`` for a reservation
         self._t = -1.0
 
-    def keep(self, unit: int, count: int, t: float, start: float) -> int | None:
+    def keep(self, unit: int, count: int, t: float, start: float, *, freed_first: bool = False) -> int | None:
         """How many of the ``count`` GPUs a job reserved on ``unit`` from ``start`` gets are free at ``t``:
         the placer's pick among the GPUs free at ``t`` and those of the work running then released as
         :func:`..backfill.easy.walk_ends` releases it — by latest end (time limit), then holder, until the job
         fits (so of two jobs ending at ``start`` only the first may be released). Those are kept for it from
-        ``t`` (:meth:`take` keeps later jobs off them). None: the unit's GPUs do not hold it then (the
-        replay's count decides)."""
+        ``t`` (:meth:`take` keeps later jobs off them). ``freed_first`` (a job its quota line holds back:
+        :func:`.pending._hold_headroom`): the placer picks among the GPUs all the work ending by ``start`` frees,
+        those free at ``t`` masked, and only where they do not hold it among all (then as above). None: the
+        unit's GPUs do not hold it then (the replay's count decides)."""
         self._step(t)
         kept = self._kept.setdefault(unit, set())
         expected, latest, holder = self.expected, self.latest, self.holder
@@ -85,6 +87,8 @@ class NodeGpus:
                 free.append(g)
             elif latest[g] <= start:
                 ending.setdefault((latest[g], holder[g]), []).append(g)
+        if freed_first and sum(len(gs) for gs in ending.values()) >= count:
+            return 0  # on GPUs the work ending by then frees: none kept from now
         for key in sorted(ending):
             if len(free) >= count:
                 break

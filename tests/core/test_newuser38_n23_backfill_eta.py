@@ -23,10 +23,10 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
-from core_builders import T0, make_job, make_node, pairs, snapshot
+from core_builders import T0, make_job, make_node, pairs, quotas, snapshot
 
-from jupyter_sched.model import Allocation, Job, JobState
-from jupyter_sched.scheduling import Snapshot, apply_result, run_cycle
+from jupyter_sched.model import Allocation, Job, JobState, Quota
+from jupyter_sched.scheduling import SchedulingProfile, Snapshot, apply_result, run_cycle
 
 
 def _on(job: Job, node: str, gpus: tuple[int, ...], ago_s: float) -> Job:
@@ -36,8 +36,8 @@ def _on(job: Job, node: str, gpus: tuple[int, ...], ago_s: float) -> Job:
                    allocation=Allocation(node=node, gpu_uuids=tuple(f"GPU-{node}-{g}" for g in gpus), gpu_milli=1000))
 
 
-def _etas(snap: Snapshot) -> dict[str, datetime | None]:
-    return {p.job_id: p.reason.eta for p in run_cycle(snap).pending}
+def _etas(snap: Snapshot, profile: SchedulingProfile | None = None) -> dict[str, datetime | None]:
+    return {p.job_id: p.reason.eta for p in run_cycle(snap, profile).pending}
 
 
 def _at(snap: Snapshot, seconds: float) -> Snapshot:
@@ -110,12 +110,12 @@ def _world(seed: int) -> Snapshot:
     return snapshot(nodes, jobs)
 
 
-def _admitted_at(snap: Snapshot) -> dict[str, tuple[datetime, bool]]:
+def _admitted_at(snap: Snapshot, profile: SchedulingProfile | None = None) -> dict[str, tuple[datetime, bool]]:
     """Cycles at T0 and at each end of a running job (every job runs to its time limit, nothing else arrives):
     when each job is admitted, and whether as a backfill."""
     started: dict[str, tuple[datetime, bool]] = {}
     for _ in range(40):
-        result = run_cycle(snap)
+        result = run_cycle(snap, profile)
         started.update((a.job_id, (snap.now, a.backfill)) for a in result.admits)
         snap = apply_result(snap, result)
         ends = [j.started_at + timedelta(seconds=j.spec.time_limit_s) for j in snap.jobs
@@ -160,3 +160,33 @@ def test_newuser38_n23_a_reservation_is_made_on_the_node_the_cycle_s_walk_stops_
     assert {j: (e - T0).total_seconds() for j, e in etas.items() if e is not None} == {"p0": 110.0, "p1": 110.0, "p2": 110.0}
     assert run_cycle(_at(snap, 60)).admits == ()
     assert {j: at for j, (at, _) in _admitted_at(snap).items()} == etas
+
+
+_NO_EVICTION = SchedulingProfile(preemption=False, reclaim=False)
+
+
+def _team(job_id: str, gpus: int, limit: float, submitted: float = 0.0) -> Job:
+    return make_job(job_id, gpus=gpus, team="a", user="ua", time_limit_s=limit, submitted=submitted)
+
+
+@pytest.mark.parametrize(("size", "ceiling", "running", "queued", "job", "want_at"), [
+    pytest.param(4, 4, [("r0", (0, 2, 3), 120, 0), ("r1", (1,), 180, 30)],
+                 [("p0", 2, 1200), ("p1", 3, 1200), ("p2", 1, 1200), ("p3", 1, 1200)], "p3", 1320,
+                 id="the walk releases one of two of the team's jobs ending when p1 fits: no room is left beside p1"),
+    pytest.param(8, 8, [("r0", (0, 4), 120, 10), ("r1", (3, 7), 600, 20), ("r2", (2, 6), 240, 50),
+                        ("r3", (1, 5), 120, 50)],
+                 [("p0", 2, 300), ("p1", 3, 300), ("p2", 3, 60), ("p3", 1, 120), ("p4", 2, 300)], "p3", 190,
+                 id="p1, held by its line, starts on GPUs 0, 2 and 4: the GPUs free at +110 s are kept for it"),
+])
+def test_newuser38_n23_a_job_its_quota_line_holds_keeps_what_the_cycle_keeps_for_it(
+        size: int, ceiling: int, running: list[tuple[str, tuple[int, ...], float, float]],
+        queued: list[tuple[str, int, float]], job: str, want_at: float) -> None:
+    # one team under a ceiling, no eviction: the first job its line keeps waiting holds the line's room and the GPUs
+    # it starts on (pending._hold_headroom); the replay held more room, or fewer GPUs free now, than the cycle did
+    jobs = [_on(_team(name, len(gpus), limit), "n0", gpus, ago) for name, gpus, limit, ago in running]
+    jobs += [_team(name, gpus, limit, submitted=-10 + k) for k, (name, gpus, limit) in enumerate(queued)]
+    line = quotas(Quota(team="a", guaranteed=0, borrowing_limit=ceiling), Quota(team="b", borrowing_limit=size))
+    snap = snapshot([make_node("n0", gpus=size)], jobs, quota=line)
+    etas = _etas(snap, _NO_EVICTION)
+    assert etas[job] == T0 + timedelta(seconds=want_at)
+    assert {j: at for j, (at, _) in _admitted_at(snap, _NO_EVICTION).items()} == etas
