@@ -17,7 +17,12 @@ only place that takes effect before any user code (and CUDA) runs:
     and prints ``GPU-cccc re-attached (lease l-…)`` once;
   - with ``release_gpu_on_kernel_restart`` the lease is released and the new process gets
     ``CUDA_VISIBLE_DEVICES=""`` and prints ``GPU released on restart; run %gpu to request one``;
-  - a request still queued is withdrawn (the process that waited for it is gone);
+  - a request still queued **keeps its place** (newuser39 N2: it was withdrawn, so whether a restart kept
+    your GPUs depended on whether the queue had reached you yet): it stays bound to the kernel id, the
+    new process prints ``lease l-… kept across the restart: pending, 1 GPU · queued #2 · … ; granted
+    GPUs are set here once it starts (%gpu status sets them)`` and its magics find it by the kernel id;
+    with ``release_gpu_on_kernel_restart`` it is withdrawn, its record saying ``its kernel was restarted``
+    and the new process ``your queued request l-… was withdrawn when this kernel restarted``;
   - a kernel without a lease gets ``""`` again — it never inherits another kernel's GPUs;
   - when the leases cannot be read (a hub service that does not answer), the new process gets
     ``""``: a restart never widens what a kernel sees.
@@ -35,13 +40,14 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from traitlets import Bool, Enum
 from traitlets.config import Configurable
 
 from ..admission import system_caller
-from ..wording.jobs import GPU_MILLI_ENV, SHARED_GPU_NOTE, granted_milli, granted_words
+from ..wording.jobs import GPU_MILLI_ENV, SHARED_GPU_NOTE, granted_milli, granted_words, job_outcome
 
 __all__ = [
     "GPU_NOTICE_ENV",
@@ -117,13 +123,15 @@ def _uuids(lease: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(str(u) for u in allocation.get("gpu_uuids", ()))
 
 
-def restart_plan(leases: Sequence[Mapping[str, Any]], *, release_on_restart: bool, isolate: bool) -> RestartPlan:
+def restart_plan(leases: Sequence[Mapping[str, Any]], *, release_on_restart: bool, isolate: bool,
+                 now: datetime | None = None) -> RestartPlan:
     """Decide the new process's GPUs from the kernel's live leases (see the module docstring).
 
     Args:
         leases: the kernel's live leases as the API shows them (``id``, ``state``, ``allocation``).
         release_on_restart: the ``release_gpu_on_kernel_restart`` policy.
         isolate: kernels without a grant see no GPU (``kernel_gpu_isolation``).
+        now: for a kept queued request's ETA in its notice (None: said without "in 5m").
     """
     # a lease released but still draining (the old process's context held its GPU: red team 18, R6)
     # is not re-attached: it ends once that context is gone, as the restart makes it
@@ -147,7 +155,19 @@ def restart_plan(leases: Sequence[Mapping[str, Any]], *, release_on_restart: boo
         notice = "GPU released on restart; run %gpu to request one"
         env = {**base, "CUDA_VISIBLE_DEVICES": "", GPU_NOTICE_ENV: notice}
         return RestartPlan(env=env, release=queued + tuple(str(g["id"]) for g in granted), notice=notice)
-    return RestartPlan(env={**base, **hidden_gpus_env(isolate=isolate)}, release=queued)
+    env = {**base, **hidden_gpus_env(isolate=isolate)}
+    if not queued:
+        return RestartPlan(env=env)
+    if release_on_restart:  # withdrawn by the policy: said here, and why on its record (KernelLeases.release)
+        notice = (f"your queued request {queued[0]} was withdrawn when this kernel restarted "
+                  "(release_gpu_on_kernel_restart); run %gpu request to ask again")
+        return RestartPlan(env={**env, GPU_NOTICE_ENV: notice}, release=queued, notice=notice)
+    # the place in the queue is kept, bound to the kernel id as a grant is (newuser39 N2); one per kernel
+    kept = next(lease for lease in leases if str(lease["id"]) == queued[0])
+    notice = (f"lease {kept['id']} kept across the restart: {job_outcome(kept, now)}; granted GPUs are set here "
+              "once it starts (%gpu status sets them)")
+    return RestartPlan(env={**env, GPU_NOTICE_ENV: notice, LEASE_ID_ENV: str(kept["id"])}, release=queued[1:],
+                       notice=notice)
 
 
 class KernelLeases:
@@ -178,14 +198,19 @@ class KernelLeases:
         return [dict(lease) for lease in leases if lease.get("kernel_id") == kernel_id]
 
     async def release(self, kernel_id: str, lease_ids: Sequence[str], *, reason: str) -> None:
-        """Release ``lease_ids`` (all bound to ``kernel_id``); already-ended ones are skipped."""
+        """Release ``lease_ids`` (all bound to ``kernel_id``) at its restart; already-ended ones are skipped.
+        Each record says why (``request withdrawn by the server before any GPU was granted: its kernel was
+        restarted``), not a bare "withdrawn by server" (newuser39 N2)."""
         forward = getattr(self.service, "forward", None)
         for lease_id in lease_ids:
             if forward is not None:
-                await forward("DELETE", f"leases/{lease_id}", "", None, None)
+                done = await forward("DELETE", f"leases/{lease_id}", "why=kernel_restart", None, None)
+                if getattr(done, "status_code", None) == 400:  # a central service older than the cause
+                    await forward("DELETE", f"leases/{lease_id}", "", None, None)
                 continue
             try:
-                await asyncio.to_thread(self.service.jobs.cancel, system_caller("server"), lease_id)
+                await asyncio.to_thread(self.service.jobs.cancel, system_caller("server"), lease_id,
+                                        by="the server", why="its kernel was restarted")
                 await asyncio.to_thread(self.service.store.add_event, actor="server", action="lease_released",
                                         job_id=lease_id, user=None, message=reason, details={"kernel_id": kernel_id})
             except Exception as exc:  # ended meanwhile (ConflictError) or gone: nothing to release
@@ -198,13 +223,14 @@ class KernelLeases:
         """
         try:
             leases = await self.of_kernel(kernel_id)
+            now = datetime.now(timezone.utc)
         except Exception:
             log.exception("jupyter_sched: cannot read the leases of kernel %s before its restart; "
                           "the new kernel process starts with no GPU visible", kernel_id)
             notice = "could not reach the GPU scheduler at restart; no GPU visible, run %gpu to request one"
             return RestartPlan(env={"CUDA_VISIBLE_DEVICES": "", GPU_NOTICE_ENV: notice, LEASE_ID_ENV: ""},
                                notice=notice)
-        plan = restart_plan(leases, release_on_restart=release_on_restart, isolate=isolate)
+        plan = restart_plan(leases, release_on_restart=release_on_restart, isolate=isolate, now=now)
         if plan.release:
             await self.release(kernel_id, plan.release, reason="kernel restart")
         return plan

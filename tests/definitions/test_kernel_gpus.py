@@ -19,7 +19,7 @@ from jupyter_sched.hub.forward import ForwardingService
 
 
 def lease(lease_id: str, state: str, uuids: tuple[str, ...] = (), kernel: str = "k1") -> dict[str, Any]:
-    return {"id": lease_id, "kind": "lease", "state": state, "kernel_id": kernel,
+    return {"id": lease_id, "kind": "lease", "state": state, "kernel_id": kernel, "gpus": 1,
             "allocation": {"node": "n", "gpu_uuids": list(uuids), "gpu_milli": 1000} if uuids else None}
 
 
@@ -40,8 +40,15 @@ CASES = [
     PlanCase("release_gpu_on_kernel_restart releases it and hides every GPU", (lease("l-1", "running", ("GPU-cccc",)),),
              True, True, "", ("l-1",), "GPU released on restart; run %gpu to request one"),
     PlanCase("a kernel without a lease sees no GPU", (), False, True, "", (), ""),
-    PlanCase("a queued request dies with the process that waited for it", (lease("l-2", "pending"),), False, True,
-             "", ("l-2",), ""),
+    PlanCase("a queued request keeps its place across the restart (newuser39 N2)", (lease("l-2", "pending"),), False,
+             True, "", (), "lease l-2 kept across the restart: pending, 1 GPU · waiting for the next scheduling cycle; granted GPUs are set here "
+             "once it starts (%gpu status sets them)"),
+    PlanCase("of two queued requests one is kept", (lease("l-2", "pending"), lease("l-3", "pending")), False, True,
+             "", ("l-3",), "lease l-2 kept across the restart: pending, 1 GPU · waiting for the next scheduling cycle; granted GPUs are set here "
+             "once it starts (%gpu status sets them)"),
+    PlanCase("release_gpu_on_kernel_restart withdraws a queued request and says so", (lease("l-2", "pending"),), True,
+             True, "", ("l-2",), "your queued request l-2 was withdrawn when this kernel restarted "
+             "(release_gpu_on_kernel_restart); run %gpu request to ask again"),
     PlanCase("without isolation a kernel without a lease is left alone", (), False, False, None, (), ""),
     PlanCase("two GPUs are kept together", (lease("l-1", "running", ("GPU-a", "GPU-b")),), False, True,
              "GPU-a,GPU-b", (), "GPU-a, GPU-b re-attached (lease l-1); CUDA_VISIBLE_DEVICES is set in this kernel"),
@@ -92,3 +99,25 @@ def test_when_the_central_service_does_not_answer_the_restarted_kernel_sees_no_g
     service = ForwardingService("http://hub/services/sched/", "t", kernel_ids=list, transport=central([], [], fail=True))
     plan = asyncio.run(KernelLeases(service).plan("k1", release_on_restart=False, isolate=False))
     assert plan.env["CUDA_VISIBLE_DEVICES"] == "" and "could not reach" in plan.notice
+
+
+def test_newuser39_N2_in_hub_mode_a_queued_request_is_kept_or_withdrawn_with_its_cause() -> None:
+    """The central service's record says why (``DELETE leases/{id}?why=kernel_restart``), as a shutdown's does."""
+    asked: list[str] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=[lease("l-2", "pending")])
+        asked.append(f"{request.url.path.rsplit('/', 1)[1]}?{request.url.query.decode()}")
+        return httpx.Response(200, json={"state": "cancelled"})
+
+    async def scenario() -> tuple[RestartPlan, RestartPlan]:
+        service = ForwardingService("http://hub/services/sched/", "t", kernel_ids=list,
+                                    transport=httpx.MockTransport(handle))
+        kept = await KernelLeases(service).plan("k1", release_on_restart=False, isolate=True)
+        assert asked == [], "kept: nothing withdrawn"
+        return kept, await KernelLeases(service).plan("k1", release_on_restart=True, isolate=True)
+
+    kept, withdrawn = asyncio.run(scenario())
+    assert kept.notice.startswith("lease l-2 kept across the restart: pending")
+    assert asked == ["l-2?why=kernel_restart"] and "withdrawn when this kernel restarted" in withdrawn.notice
