@@ -171,7 +171,7 @@ def choose_store(db: str | None, env: Mapping[str, str]) -> StoreChoice:
     if configured := _configured_db_url():  # the store the server itself opens (newuser30 N5)
         return StoreChoice(configured[0], configured[1], embedded_server=True)
     if hub := env.get(ENV_HUB_URL, "").strip():
-        raise SchedError(
+        raise ValidationError(  # the command's place, not a missing store: fix the command (newuser39 n16)
             f"works on a store's database, not through a server; ${ENV_HUB_URL} is set ({hub}), so the store to "
             "check is the hub service's database, not this account's embedded default",
             field="db_url", hint=f"run it where the service runs, as an admin, with the service's ${ENV_DB_URL_FILE} or "
@@ -1005,8 +1005,8 @@ def _write_lines(checks: Sequence[Check], out: TextIO) -> None:
 
 
 def _said(exc: SchedError) -> str:
-    """The CLI's one-line shape: ``jupyter-sched doctor: what — how``."""
-    return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + "\n"
+    """The CLI's one-line shape: ``jupyter-sched doctor: what — how [code]`` (newuser39 n16: the code was left out)."""
+    return f"jupyter-sched doctor: {exc.message}" + (f" — {exc.hint}" if exc.hint else "") + f" [{exc.code}]\n"
 
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -1039,6 +1039,9 @@ def run(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
         # never migrated by a look (hubadmin26 B5: a doctor run with the new version before the restart upgraded
         # the store under the running old service, and made its rollback need the backup): only `migrate --yes`
         store = Store(choice.url, run_migrations=args.action == "migrate" and args.yes)
+    except ValidationError as exc:  # the command to fix (run it where the store is): nothing was looked for
+        stderr.write(_said(exc))
+        return EXIT_USAGE
     except SchedError as exc:
         stderr.write(_said(exc))
         if args.action in (None, "scan") and not args.json:  # no store yet: its server's config still checked

@@ -14,6 +14,13 @@ from .main import _Parser
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_NO_STORE = 0, 1, 2, 3
 
+DOCTOR_EXIT_STATUS = (f"Exit status: {EXIT_OK} nothing to fix (or the change was made); {EXIT_FOUND} rows that cannot be "
+                      f"read, a failed check or a refused change; {EXIT_USAGE} bad input: fix the command (a bad "
+                      f"option, a --db URL with a password, or run where the store is: on a hub, where the service "
+                      f"runs); {EXIT_NO_STORE} no store at that URL (nothing is created to check).")
+"""The doctor's own exit statuses, in its --help (newuser39 n17: not said; n16: "run it where the service runs"
+was 3, which ``jupyter-sched --help`` calls "no server answered")."""
+
 
 def parse(argv: Sequence[str] | None, *, out: TextIO, err: TextIO) -> argparse.Namespace | int:
     """The doctor's arguments, or the exit code where parsing ended it (``--help``: EXIT_OK, written to ``out``; a
@@ -49,7 +56,8 @@ def doctor_parser() -> argparse.ArgumentParser:
                      description="Find, list, repair or remove rows the store could not read; list finished "
                                  "jobs whose end is suspect and correct one (ends, correct-end); bring the schema to "
                                  "this code's (migrate); rotate the job-token secret. Works on the store's database "
-                                 "itself (not through a server), and only on one that exists.")
+                                 "itself (not through a server), and only on one that exists.",
+                     epilog=DOCTOR_EXIT_STATUS)
     parser.add_argument("--db", help="SQLAlchemy URL of the store (default: the URL in the file named by "
                                      "$JUPYTER_SCHED_DB_URL_FILE, else $JUPYTER_SCHED_DB_URL, else the embedded "
                                      "server's SQLite file)")

@@ -111,6 +111,20 @@ WAIT_EXIT_CODES = (f"Exit status: {EXIT_OK} the job succeeded; {EXIT_JOB_FAILED}
 """``wait`` and ``submit --wait`` exit statuses, said in their --help so scripts can use them (new
 user 6, F12: the README said only "exit 0 only if it succeeded")."""
 
+SUBCOMMAND_EXIT_STATUS = (f"Exit status: {EXIT_OK} done; {EXIT_USAGE} bad input (fix the command); {EXIT_REFUSED} refused "
+                          f"(the line ends with the reason's code); {EXIT_NO_SERVER} no server answered; "
+                          f"{EXIT_INTERRUPTED} interrupted — `{PROG} --help` says more.")
+"""The exit statuses in every subcommand's --help that says none of its own (newuser39 n17: they were only in
+``jupyter-sched --help`` and ``wait --help``, where a scripter reading ``submit --help`` does not look)."""
+
+LOGS_EXIT_STATUS = (f"Exit status: {EXIT_OK} the log was printed (without -f, whatever the job's state); with -f, "
+                    f"once the job ends: {EXIT_OK} it succeeded, {EXIT_JOB_FAILED} it ended otherwise (failed, "
+                    f"cancelled, lost), as `{PROG} wait` says; {EXIT_USAGE} bad input; {EXIT_REFUSED} refused (e.g. no "
+                    f"such job); {EXIT_NO_SERVER} no server answered; {EXIT_INTERRUPTED} Ctrl-C stopped following "
+                    "(the job goes on).")
+"""``logs``'s exit statuses (newuser39 n2: ``logs -f`` of a failed job exits 4, which nothing said: a script's
+``jupyter-sched logs -f JOB > out.log && next`` stopped silently)."""
+
 WHAT_TO_RUN = "-- python train.py, --script train.py or --notebook analysis.ipynb"
 
 JOB_HELP = f"a job's id (j-…) or the name of one of your jobs; `{PROG} jobs` lists them"
@@ -395,7 +409,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         logs = sub.add_parser("logs", help="print a job's log",
                               description="Print a job's log: what its program wrote, so far or (-f) until it ends. "
-                                          "A kernel's lease (l-…) has no log: its output is in the notebook.")
+                                          "A kernel's lease (l-…) has no log: its output is in the notebook.",
+                              epilog=LOGS_EXIT_STATUS)
         logs.add_argument("job_id", metavar="JOB", help=JOB_HELP)
         logs.add_argument("-f", "--follow", action="store_true",
                           help="keep printing until the job ends (a restart of the server is waited out: up to 10 min "
@@ -430,6 +445,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                  *views):
         if want(name):
             _common_options(_subparser(parser, name))
+            _exit_status_said(_subparser(parser, name))
     for name, text in (
             ("serve", "run the central service for a JupyterHub (jupyter-sched serve --help)"),
             ("simulate", "replay a trace or scenario through the scheduler (jupyter-sched simulate --help)"),
@@ -577,6 +593,18 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     for action in command._subparsers._group_actions if command._subparsers else ():
         for nested in (getattr(action, "choices", None) or {}).values():
             _common_options(nested)
+
+
+def _exit_status_said(command: argparse.ArgumentParser) -> None:
+    """:data:`SUBCOMMAND_EXIT_STATUS` as the epilog of ``command`` and of its own subcommands (``definitions create``),
+    where none says its exit statuses already (``wait``'s, ``logs``'s own)."""
+    if not command.epilog:
+        command.epilog = SUBCOMMAND_EXIT_STATUS
+    elif "Exit status" not in command.epilog:
+        command.epilog = f"{command.epilog} {SUBCOMMAND_EXIT_STATUS}"
+    for action in command._subparsers._group_actions if command._subparsers else ():
+        for nested in (getattr(action, "choices", None) or {}).values():
+            _exit_status_said(nested)
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

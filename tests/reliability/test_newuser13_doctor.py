@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_sched.cli.doctor import EXIT_NO_STORE, EXIT_OK
+from jupyter_sched.cli.doctor import EXIT_NO_STORE, EXIT_OK, EXIT_USAGE
 from jupyter_sched.store import Store, sqlite_url
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -34,21 +34,22 @@ def _files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
-@pytest.mark.parametrize("env, says", [
+@pytest.mark.parametrize("env, says, status", [
     ({}, "no store at {home}/.local/share/jupyter/jupyter_sched/sched.sqlite (the embedded server's default "
-         "file): nothing to check, and none was created"),
+         "file): nothing to check, and none was created", EXIT_NO_STORE),
     ({"JUPYTER_SCHED_URL": "http://127.0.0.1:9/", "JUPYTER_SCHED_TOKEN": "t"},
-     "doctor reads a database, not the server at $JUPYTER_SCHED_URL (http://127.0.0.1:9/)"),
+     "doctor reads a database, not the server at $JUPYTER_SCHED_URL (http://127.0.0.1:9/)", EXIT_NO_STORE),
     ({"JUPYTER_SCHED_HUB_URL": "http://127.0.0.1:9/services/jupyter-sched/", "JUPYTER_SCHED_TOKEN": "t"},
      "$JUPYTER_SCHED_HUB_URL is set (http://127.0.0.1:9/services/jupyter-sched/), so the store to check is the "
-     "hub service's database, not this account's embedded default — run it where the service runs"),
+     "hub service's database, not this account's embedded default — run it where the service runs",
+     EXIT_USAGE),  # the command to run elsewhere: bad input, 2 (newuser39 n16; was 3, "no server answered")
 ], ids=["a fresh home", "a server URL set", "a hub user's shell"])
 def test_newuser13_n18_doctor_in_a_fresh_home_creates_no_store_and_says_so(tmp_path: Path, env: dict[str, str],
-                                                                           says: str) -> None:
+                                                                           says: str, status: int) -> None:
     home = tmp_path / "home"
     home.mkdir()
     run = _doctor(home, **env)
-    assert run.returncode == EXIT_NO_STORE, run.stdout + run.stderr
+    assert run.returncode == status, run.stdout + run.stderr
     assert "reads" not in run.stdout and "every row" not in run.stdout, run.stdout  # vouches for nothing
     assert says.format(home=home) in run.stderr, run.stderr
     assert _files(home) == [], _files(home)  # no file, no folder
