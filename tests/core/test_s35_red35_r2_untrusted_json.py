@@ -38,6 +38,7 @@ TRUSTED = {
     "executors/kubernetes/executor.py::KubernetesExecutor.live_copy": "the Kubernetes API server's answers",
     "executors/kubernetes/executor.py::KubernetesExecutor.live_unknown": "the Kubernetes API server's answers",
     "executors/kubernetes/executor.py::KubernetesExecutor._create": "the Kubernetes API server's answers",
+    "executors/kubernetes/executor.py::KubernetesExecutor._ended_at_stop": "the Kubernetes API server's answers (a Job's status and its pods at a stop, newuser38 N4)",
     "executors/kubernetes/executor.py::KubernetesExecutor._existing_of_same_job": "the Kubernetes API server's answers",
     "executors/kubernetes/reflector.py::Reflector.relist": "the Kubernetes API server's answers",
     "executors/kubernetes/reflector.py::Reflector._watch_once": "the Kubernetes API server's answers",
