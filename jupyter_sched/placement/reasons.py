@@ -13,7 +13,7 @@ import heapq
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..model import GPU_MILLI, Node, ResourceRequest
@@ -155,6 +155,8 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
                 "Unschedulable", f"needs {linked_need} NVLink-connected GPUs of {wanted} on one node, but {where}",
                 {"field": "nvlink", "requested": linked_need, "max_nvlink_group": linked, "model": wanted},
                 "resubmit without nvlink" + (f", or ask for at most {linked} GPUs per worker" if linked > 1 else ""))
+    if request.groups and host_share and (grouped := _group_host_too_small(request, flavors, state)) is not None:
+        return grouped  # red39 R9: each group's worker is held to its GPUs' part, as a flat request is
     if (request.workers > 1 and not (request.cpu_millis or request.memory_mib)) or request.groups:
         packed = max((_pack(request, state, flavor, free=False)[0] for flavor in flavors if flavor.pools), default=0)
         if packed < request.workers:
@@ -448,6 +450,26 @@ def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state
             f"{memory} MiB host memory" if request.memory_mib and memory else ""]
     return FitReason("Unschedulable", "each worker needs " + " and ".join(too_big), dict(details, field=field),
                      "ask for at most " + " and ".join(m for m in most if m) + " per worker")
+
+
+def _group_host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...],
+                          state: ClusterState) -> FitReason | None:
+    """Why one group's worker of a gang never fits any node by CPU or host memory, its GPUs' part
+    of a GPU node's included (red team 39, R9: ``{"groups": [{"gpus": 1, "cpu": 16}]}`` was accepted
+    and pended for ever, where the flat request of the same worker is refused), or None. The
+    reason's field is ``groups[i].cpu`` or ``groups[i].memory``."""
+    for i, group in enumerate(request.groups):
+        if not (group.cpu_millis or group.memory_mib):
+            continue
+        one = replace(request, groups=(), workers=1, gpus=group.gpus, cpu_millis=group.cpu_millis,
+                      memory_mib=group.memory_mib)
+        why = _host_too_small(one, flavors, state, True)
+        if why is None or why.details.get("field") not in ("cpu", "memory"):
+            continue
+        where = f"groups[{i}].{why.details['field']}"
+        return replace(why, message=f"group {group.name!r}: {why.message}",
+                       details=dict(why.details, field=where, group=group.name, group_index=i))
+    return None
 
 
 def _over_host_share(request: ResourceRequest, state: ClusterState, nodes: set[int]) -> FitReason | None:
