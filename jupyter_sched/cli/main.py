@@ -1047,7 +1047,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
     try:
         from ..client.local_zone import caller_zone
 
-        with client, shown_in(None if args.utc else caller_zone()):
+        zone = None if args.utc else caller_zone(lambda said: print(f"{PROG}: note: {said}", file=stderr))
+        with client, shown_in(zone):
             return COMMANDS[args.command](client, args, io)
     except NotSchedServerError as exc:
         print(failure(args, elide_tokens(f"{PROG}: {exc.message} — {exc.hint}"), exc), file=stderr)
