@@ -21,9 +21,11 @@ import warnings
 from collections.abc import Sequence
 
 from . import untrusted_json
+from .safefd import open_fd
 
-__all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP", "content_problem",
-           "content_refusal", "file_problem", "notebook_kernel", "notebook_start", "start_folder_argv"]
+__all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "NOTEBOOK_RUN_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP",
+           "NotRunnable", "content_problem", "content_refusal", "file_problem", "not_regular_refusal", "notebook_kernel",
+           "notebook_start", "read_run_file", "size_words", "start_folder_argv", "too_big_refusal", "unrunnable"]
 
 START_FOLDER_RUNNER = (
     "import runpy,sys,traceback as t;f=sys.argv.pop(1);"
@@ -65,6 +67,12 @@ def notebook_start(path: str) -> tuple[str, str]:
 
 CHECKED_BYTES = 8 << 20
 """Most bytes of a file :func:`content_problem` reads (a larger file is not checked: its run tells)."""
+
+NOTEBOOK_RUN_BYTES = 8 << 20
+"""Most bytes of a notebook a job runs, read from a path (the notebook runner, a definition's create and each
+of its firings) — the bound of a carried one (``notebook_json``): a notebook's outputs are not needed to run it
+(the run makes them anew). The runner parses the file whole: a 20 GB sparse ``.ipynb`` took 10.8 GB of the
+host's memory before this bound (red39 R4)."""
 
 IN_PROCESS_BYTES = 8 << 10
 """Most bytes of a script a shared process (the service) compiles itself: CPython's compile holds the
@@ -216,3 +224,96 @@ def content_refusal(kind: str, path: str, problem: str) -> tuple[str, str]:
                 "give an .ipynb file saved by Jupyter (a Python file runs as a script)")
     return (f"script {shown} is not a Python script: {problem}",
             "it would run with the job's Python: fix the file, or run another program as a command")
+
+
+class NotRunnable(Exception):
+    """A file a job names cannot be read to run (:func:`read_run_file`): ``message`` names the path and why,
+    ``hint`` the fix."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def size_words(size: int) -> str:
+    """``20 GiB (21,474,836,480 bytes)``, ``9.5 MiB (9,961,472 bytes)``: a file's size for a sentence."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if size >= 1 << shift:
+            return f"{size / (1 << shift):.3g} {unit} ({size:,} bytes)"
+    return f"{size:,} bytes"
+
+
+def not_regular_refusal(kind: str, path: str, mode: int) -> tuple[str, str]:
+    """``(message, hint)`` of a ``kind`` file at ``path`` that is no regular file (``mode``: its ``st_mode``,
+    a link followed): a FIFO, a device, a socket."""
+    what = next((word for test, word in _KINDS if test(mode)), "not a regular file")
+    return (f"{kind} {path[:300]!r} is {what}, not a regular file: a job reads only a file's text",
+            f"give the path of the {kind} file itself (a FIFO, device or socket is never read: it could hang the "
+            "run or fill the host's memory)")
+
+
+def unrunnable(kind: str, path: str) -> tuple[str, str] | None:
+    """``(message, hint)`` when the ``kind`` file at ``path`` exists but is no regular file, or is a notebook
+    past :data:`NOTEBOOK_RUN_BYTES` — what :func:`read_run_file` would refuse, told by a ``stat`` alone (never an
+    open: a FIFO or device is not opened) — else None (a regular file in bounds, or nothing there: a missing
+    path is said by its own check)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return not_regular_refusal(kind, path, info.st_mode)
+    if kind == "notebook" and info.st_size > NOTEBOOK_RUN_BYTES:
+        return too_big_refusal(kind, path, info.st_size, NOTEBOOK_RUN_BYTES)
+    return None
+
+
+def too_big_refusal(kind: str, path: str, size: int | None, limit: int) -> tuple[str, str]:
+    """``(message, hint)`` of a ``kind`` file at ``path`` past ``limit`` bytes (``size``: None when only
+    "more than the bound" is known)."""
+    said = size_words(size) if size is not None else f"more than {size_words(limit)}"
+    return (f"{kind} {path[:300]!r} is {said}; at most {size_words(limit)} is run",
+            "clear its outputs (Jupyter: Edit > Clear Outputs of All Cells; a run makes them anew) and save it, "
+            "and keep big data in files the notebook reads" if kind == "notebook" else
+            "keep big data in files the script reads")
+
+
+def read_run_file(path: str | os.PathLike[str], *, kind: str = "notebook", limit: int = NOTEBOOK_RUN_BYTES) -> bytes:
+    """The whole of the regular file at ``path`` a job runs (relative: to this process's folder), at most
+    ``limit`` bytes (red39 R4). Opened by :func:`~jupyter_sched.safefd.open_fd`: non-blocking, and only when
+    it is a regular file — a FIFO, a device (a link to ``/dev/zero`` too) or a socket is refused before it is
+    opened (a FIFO hung the run for ever; ``/dev/zero`` filled the host's memory); its size is looked at
+    before a byte is read, and what is read stops one byte past ``limit`` (a file growing meanwhile).
+
+    Raises:
+        NotRunnable: not a regular file, or past ``limit`` (the sentence names the path, its size and the bound).
+        OSError: it cannot be opened (missing, permission denied, a folder on the way missing).
+    """
+    shown = os.fspath(path)
+    try:
+        fd = open_fd(path, os.O_RDONLY, kind="file")
+    except OSError as exc:
+        if exc.errno != 22:
+            raise
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "is a folder", shown) from None
+        raise NotRunnable(*not_regular_refusal(kind, shown, mode)) from None
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise NotRunnable(*too_big_refusal(kind, shown, size, limit))
+        data = fh.read(limit + 1)
+    if len(data) > limit:  # it grew after the look
+        raise NotRunnable(*too_big_refusal(kind, shown, None, limit))
+    return data

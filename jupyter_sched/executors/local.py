@@ -198,7 +198,7 @@ _READY_RECHECK_S = 2.0
 read of /proc per process of the job)."""
 _EXIT_CODE_MIN, _EXIT_CODE_MAX = -255, 255
 """An exit code a process can have: 0..255, or minus the signal that ended it (Python's returncode)."""
-_NOTEBOOK_IN = "input.ipynb"
+_NOTEBOOK_IN = _wrapper.CARRIED_NOTEBOOK
 
 
 
@@ -357,6 +357,8 @@ def _path_problem(path: Path, *, want_dir: bool) -> str:
     was told something false). The words :mod:`.owner_paths` says for a hub's owner too."""
     if want_dir:
         return "is a file, not a directory" if path.exists() else "does not exist"
+    if path.exists() and not path.is_dir():  # a FIFO, a device, a link to one (red39 R4: "does not exist")
+        return "is not a regular file (a FIFO, device or socket)"
     return "is a directory, not a file" if path.is_dir() else "does not exist"
 
 
@@ -1363,12 +1365,21 @@ class LocalExecutor:
             files.append(("command", spec.command[0], program, _wrapper.SHEBANG_BYTES))
         heads = []
         for name, shown, full, size in files:
-            try:
-                with open(full, "rb") as fh:
+            try:  # a regular file only, opened non-blocking: a FIFO there hung the check (red39 R4)
+                with os.fdopen(open_fd(full, os.O_RDONLY), "rb") as fh:
                     heads.append((name, shown, fh.read(size)))
             except OSError:
                 continue
         return heads
+
+    def named_paths(self, spec: JobSpec) -> list[tuple[str, str]]:
+        """``(field, full path)`` of the ``script`` / ``notebook`` ``spec`` names by path, where the job would
+        read them, as this service's account — embedded only (empty on a hub: the owner's paths are looked at
+        as the owner, :meth:`missing_path`). The firing of a definition looks at them again (red39 R4)."""
+        if self.run_as_for is not None or self.require_run_as:
+            return []
+        start = Path(os.path.expanduser(spec.working_dir)) if spec.working_dir else self.default_cwd
+        return [(name, str(full)) for name, full in _named_files(spec, start)]
 
     def _working_dir(self, job: Job, run_as: RunAs, job_dir: Path) -> Path:
         """Where the job starts (module docstring). Embedded, a missing directory is refused here;

@@ -28,6 +28,11 @@ A kernel that cannot start — its name is not installed here (a notebook saved 
 kernel, the kernels there are and the fix (:mod:`jupyter_sched.wording.kernels`), never jupyter_client's
 traceback (newuser33 N4: ``NoSuchKernel`` came out as the job's "last lines").
 
+The notebook is read only when it is a regular file of at most
+:data:`~jupyter_sched.userfiles.NOTEBOOK_RUN_BYTES` (8 MiB, the carried notebook's bound): a FIFO, a device (a
+link to ``/dev/zero``) or a bigger file ends the run at once with one sentence naming the path, its size and
+the bound (red39 R4: a FIFO ran "running" for ever, a 20 GB sparse file took 10.8 GB of the host's memory).
+
 Exit status: 0 success, 1 a cell raised, 2 bad arguments, an unreadable notebook or a kernel that
 cannot start, 3 the kernel died, 4 a cell ran past ``--timeout``.
 """
@@ -259,23 +264,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parameters", default=None, help="JSON object injected after the 'parameters' cell")
     args = parser.parse_args(argv)
 
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
-
     from ..definitions.parameters import inject_parameters, parameters_note, validate_parameters
     from ..errors import ValidationError
+    from ..userfiles import NotRunnable, read_run_file
 
     try:
         parameters = validate_parameters(json.loads(args.parameters) if args.parameters else None)
     except (ValueError, ValidationError) as exc:
         return _bad_input(args.output, f"bad --parameters: {getattr(exc, 'message', exc)}", {})
     try:
-        nb = nbformat.read(str(args.notebook), as_version=4)  # type: ignore[no-untyped-call]
+        # a regular file of at most NOTEBOOK_RUN_BYTES, read at once: a FIFO hung the run, holding its GPUs, and a
+        # 20 GB sparse file (or a link to /dev/zero) took the host's memory (red39 R4)
+        text = read_run_file(args.notebook).decode("utf-8")  # before nbformat's and nbclient's imports: at once
+        import nbformat
+
+        nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
         unknown = parameters_note(nb, parameters, os.path.basename(str(args.notebook))) if parameters else ""
         injected = inject_parameters(nb, parameters)
     except ValidationError as exc:
         return _bad_input(args.output, exc.message, parameters)
+    except NotRunnable as exc:
+        return _bad_input(args.output, f"{exc.message} — {exc.hint}", parameters)
     except FileNotFoundError:
         return _bad_input(args.output, f"no notebook {args.notebook} in {os.getcwd()}", parameters)
     except PermissionError:
@@ -288,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
         what = "it is not JSON" if isinstance(exc, ValueError) else "its JSON is not a Jupyter notebook"
         return _bad_input(args.output, f"cannot read notebook {args.notebook}: {what} (a notebook is an .ipynb file "
                           "saved by Jupyter)", parameters)
+
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     def position(cell_index: int) -> int:
         """1-based position of ``nb.cells[cell_index]`` in the user's notebook (injected cell not counted)."""

@@ -677,6 +677,12 @@ OWN_JSON_BYTES = 64 << 10
 written by the wrapper or the notebook runner): a bigger one is the job's own write under that name and is
 removed (red28 R5)."""
 _OWN_JSON = frozenset({"exit.json", "wrapper.json", "outcome.json"})
+CARRIED_NOTEBOOK = "input.ipynb"
+"""The name a carried notebook (``notebook_json``) is written under in the job folder, whatever it is called."""
+OWN_NAMES = frozenset({"output.log", "executed.ipynb", STOP_FIFO, CARRIED_NOTEBOOK, *_OWN_JSON})
+"""Every name the wrapper, the notebook runner and the executor write or read in a job folder — the ONE list: a
+carried script (or notebook) may take none of them (red39 R10: ``script: "output.log"`` became the job's log,
+``wrapper.json`` was replaced by the wrapper's own record and the user's script never ran)."""
 
 
 def _own_file(entry: os.DirEntry[str], *, notebook: bool, log_key: tuple[int, int] | None = None) -> bool:

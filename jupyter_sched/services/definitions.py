@@ -187,6 +187,9 @@ class _OwnerRuns:
     def build(self, body: Mapping[str, Any], *, user: str) -> Job:
         caller = self.owner(user)
         job = self.prepare(caller, body, what="run a definition")
+        # its notebook or script may have changed since the create: a FIFO or a file past the bound is a rejected
+        # run saying so, before the job waits for or takes a GPU (red39 R4)
+        self.jobs.refuse_unrunnable_files(job.spec)
         try:
             self.limit_pending(caller, request="run a definition")
         except BusyError as err:  # a rejected run saying why, not retried at every tick (a BusyError is):
@@ -736,6 +739,7 @@ class DefinitionsService:
         body = run_body(name=run_name(d, now, RunTrigger.MANUAL), notebook=d.notebook, script=d.script, args=d.args,
                         job=d.job, parameters=parameters, team=d.team)
         job = link_run(self._runs.prepare(owner, body, what="run a definition"), d.id)
+        self._runs.jobs.refuse_unrunnable_files(job.spec)  # a FIFO or a file past the bound now (red39 R4)
         run = DefinitionRun(definition_id=d.id, job_id=job.id, trigger=RunTrigger.MANUAL, scheduled_for=now,
                             parameters=parameters, created_at=now)
         with self.ctx.store.transaction(now=now) as tx:

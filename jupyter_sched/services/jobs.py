@@ -30,7 +30,7 @@ from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
 from ..executors.log_tail import LogTail, read_log_tail, tail_start
 from ..executors.outcome import said_out_of_memory
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
-from ..executors.wrapper import crlf_interpreter_line, crlf_refusal
+from ..executors.wrapper import OWN_NAMES, crlf_interpreter_line, crlf_refusal
 from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
@@ -46,7 +46,16 @@ from ..scheduling.snapshot import kernel_activity_of
 from ..store import LIVE_STATES, JobRecord, QueueKey, StoreTx, ts
 from ..store.progress import StoredProgress, read_progress
 from ..store.submit_keys import SubmitKeyTaken, check_key, find_key
-from ..userfiles import CHECKED_BYTES, IN_PROCESS_BYTES, content_problem, content_refusal, notebook_kernel
+from ..userfiles import (
+    CHECKED_BYTES,
+    IN_PROCESS_BYTES,
+    NOTEBOOK_RUN_BYTES,
+    content_problem,
+    content_refusal,
+    notebook_kernel,
+    too_big_refusal,
+    unrunnable,
+)
 from ..wording.files import panel_program_fix, path_fixes, path_refusal
 from ..wording.flags import JobGot, argument_option_notes, bare_seconds_note
 from ..wording.jobs import (
@@ -276,6 +285,24 @@ def _queue_key(caller: str, request: GetQueueRequest) -> tuple[Any, ...]:
     """The :class:`ReadCache` key of a ``GET queue`` page: whose entries keep their private
     fields (the caller's name, nothing else) and the request."""
     return ("queue", caller, QUEUE_HEAD, request)
+
+
+def refuse_job_folder_names(spec: JobSpec) -> None:
+    """A carried ``script`` (``source``) or ``notebook`` (``notebook_json``) named as one of the job folder's own
+    files (:data:`~jupyter_sched.executors.wrapper.OWN_NAMES`: its log, end record, the wrapper's record…) is
+    refused: it is written into that folder under its name (red39 R10: ``script: "output.log"`` became the job's
+    log, ``wrapper.json`` was overwritten by the wrapper's record and the user's script never ran).
+
+    Raises:
+        ValidationError: naming ``script`` or ``notebook`` and the names taken.
+    """
+    for field, name, carried, example in (("script", spec.script, "source", "train.py"),
+                                          ("notebook", spec.notebook, "notebook_json", "run.ipynb")):
+        if getattr(spec, carried) is not None and name in OWN_NAMES:
+            raise ValidationError(
+                f"{field} {name!r} is the name of one of the job folder's own files "
+                f"({', '.join(sorted(OWN_NAMES))}), where the {carried} sent with it would be written",
+                field=field, hint=f"give the {field} another file name, e.g. {example!r}")
 
 
 class JobsService:
@@ -815,6 +842,25 @@ class JobsService:
             raise ValidationError(f"{field} {said} is more than this host's {host} MiB ({gib})", field=field,
                                   hint=f"ask for at most {most}, or leave {field} out")
 
+    def refuse_unrunnable_files(self, spec: JobSpec) -> None:
+        """A ``script`` or ``notebook`` named by path that is there but no regular file (a FIFO, a device, a link to
+        one), or a notebook past :data:`~jupyter_sched.userfiles.NOTEBOOK_RUN_BYTES`, is refused — at a submit, a
+        definition's create and each of its firings (the file may change after the create), before the job
+        waits for or holds a GPU (red39 R4: a FIFO ran "running" for ever, a 20 GB file took the host's memory).
+        A ``stat`` of each, as this service's account, which runs an embedded server's jobs; on a hub the owner's
+        files are read as the owner at a submit (:meth:`refuse_missing_paths`) and the runner refuses them at
+        its start, at once (:func:`~jupyter_sched.userfiles.read_run_file`).
+
+        Raises:
+            ValidationError: naming the field, the path, what it is or its size, and the bound.
+        """
+        executor = self.ctx.executor
+        if not isinstance(executor, LocalExecutor):
+            return
+        for field, path in executor.named_paths(spec):
+            if (refused := unrunnable(field, path)) is not None:
+                raise ValidationError(refused[0], field=field, hint=refused[1])
+
     def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
         """A script, notebook, working_dir or command program that does not exist where the job would
         start is refused now, not found out when it starts (issue 20) — where the local executor runs
@@ -826,6 +872,7 @@ class JobsService:
         Raises:
             ValidationError: naming the field and the path.
         """
+        refuse_job_folder_names(spec)
         executor = self.ctx.executor
         text = spec.source.encode("utf-8", errors="replace") if spec.source is not None else b""
         if len(text) > IN_PROCESS_BYTES or (text and job_python_differs()):
@@ -834,6 +881,7 @@ class JobsService:
             if (problem := script_problem_apart(text, spec.script or "script", user=spec.user)) is not None:
                 message, hint = content_refusal("script", spec.script or "script", problem)
                 raise ValidationError(message, field="source", hint=hint)
+        self.refuse_unrunnable_files(spec)
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
             if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
@@ -843,6 +891,9 @@ class JobsService:
                             problem, fix = crlf_refusal(path, line)
                             raise ValidationError(f"command: {path[:300]!r} {problem}", field=field, hint=fix)
                         continue
+                    if field == "notebook" and len(head) > NOTEBOOK_RUN_BYTES:  # on a hub: read as the owner
+                        message, hint = too_big_refusal("notebook", path, None, NOTEBOOK_RUN_BYTES)
+                        raise ValidationError(message, field=field, hint=hint)
                     problem = None if len(head) > CHECKED_BYTES else script_problem_apart(head, path, user=spec.user) \
                         if field == "script" else content_problem(field, head, path)
                     if problem is not None:
