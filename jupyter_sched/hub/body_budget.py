@@ -17,23 +17,70 @@ took the service from 269 to 779 MiB in 2.7 s, 120 to 2.3 GB, and the ceiling (1
   before authentication is bounded by the setting whoever sends it. A reservation ends when the body
   is whole (the request then runs and is authenticated) or its connection closes.
 
+Red team 39, R6: four hub users each holding their quarter with slow 16 MiB bodies (100 bytes every 2 s) took the
+whole budget, and every other user's submit, even 44 bytes, was answered 503 for as long as they trickled. So the
+budget can no longer be spent to refuse others:
+
+* a body of at most :data:`SMALL_BODY_BYTES` (every submit without a carried notebook) is never refused for the
+  budget: it is outside it (what such bodies hold at once is bounded by the connection ceiling), and a chunked
+  body is counted once it passes that size;
+* a body that arrives too slowly (:meth:`BodyBudget.slow`: after :data:`SLOW_GRACE_S`, at the rate it came so far
+  it would take more than :data:`SLOW_FACTOR` times ``body_timeout_s``) is cut, 408 (:func:`slow_body_answer`);
+* past the budget, the caller holding most (more than the newcomer would) loses its slowest body first
+  (:meth:`BodyBudget.room`, answered :func:`cut_answer`), and only a newcomer that would itself hold most is
+  refused; each caller whose bodies were cut is named in the front door's line and audited.
+
 Pure bookkeeping and the answers' bytes; :mod:`.front_door` calls it.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
+from dataclasses import dataclass
 
-__all__ = ["DEFAULT_HELD_BYTES", "HELD_SETTING", "TOKENLESS_BODY_BYTES", "BodyBudget", "caller_share",
-           "over_budget_answer", "tokenless_answer"]
+__all__ = ["DEFAULT_HELD_BYTES", "HELD_SETTING", "SLOW_FACTOR", "SLOW_GRACE_S", "SMALL_BODY_BYTES",
+           "TIMEOUT_SETTING", "TOKENLESS_BODY_BYTES", "BodyBudget", "caller_share", "cut_answer", "cut_message",
+           "over_budget_answer", "slow_body_answer", "slow_body_message", "tokenless_answer"]
 
 TOKENLESS_BODY_BYTES = 64 << 10
 """Most bytes of body taken from a request that carries no credential (it is refused anyway)."""
 DEFAULT_HELD_BYTES = 256 << 20
 """``c.FrontDoor.max_body_bytes_held``'s default: bytes of unfinished bodies held at once."""
 HELD_SETTING = "c.FrontDoor.max_body_bytes_held"
+TIMEOUT_SETTING = "c.FrontDoor.body_timeout_s"
 RETRY_AFTER_S = 5
 """The ``Retry-After`` (whole seconds) of a body refused over the budget."""
+SMALL_BODY_BYTES = 64 << 10
+"""Bodies of at most this many bytes are outside the budget: never refused or cut for bodies others hold (red team
+39, R6). Every request but one carrying a notebook is far smaller; the ceiling on connections bounds their sum."""
+SLOW_GRACE_S = 5.0
+"""Seconds a body over :data:`SMALL_BODY_BYTES` may come at any pace before its rate is judged (a connection's
+first seconds are slow)."""
+SLOW_FACTOR = 2.0
+"""A body is too slow when, at the rate it came so far, it would take more than this many times ``body_timeout_s``
+(tornado closes it at ``body_timeout_s`` anyway; the slack allows a rate that rises)."""
+
+
+@dataclass
+class _Body:
+    """One unfinished body being counted (red team 39, R6)."""
+
+    key: str
+    length: int | None
+    """Its Content-Length (None: chunked)."""
+    since: float
+    """Monotonic time (s) its head was read."""
+    received: int = 0
+    reserved: int = 0
+    """Bytes of it counted in the budget (its length from the head; a chunked one's bytes once past the small
+    size)."""
+    target: str = ""
+    """``"POST /path"``, for the log and the audit."""
+
+    def rate(self, now: float) -> float:
+        """Bytes a second it came at so far."""
+        return self.received / max(now - self.since, 1e-3)
 
 
 def caller_share(budget: int, max_body_bytes: int) -> int:
@@ -51,6 +98,8 @@ class BodyBudget:
         self.share = caller_share(budget, max_body_bytes) if budget > 0 else 0
         self.held = 0
         self._by_key: dict[str, int] = {}
+        self._bodies: weakref.WeakKeyDictionary[object, _Body] = weakref.WeakKeyDictionary()
+        """Each unfinished body, by its reader (weakly: a reader gone takes its entry with it; red team 39, R6)."""
 
     def fits(self, key: str, size: int) -> bool:
         """Whether ``size`` more bytes for ``key`` stay within the budget and the key's share."""
@@ -77,6 +126,71 @@ class BodyBudget:
     def holding(self, key: str) -> int:
         """Bytes ``key`` holds reserved now."""
         return self._by_key.get(key, 0)
+
+    # ---- each body (red team 39, R6) ---------------------------------------------------------
+    def track(self, reader: object, key: str, length: int | None, now: float, target: str = "") -> None:
+        """``reader`` reads a body of ``key`` (``length``: its Content-Length; None: chunked) from ``now``."""
+        self._bodies[reader] = _Body(key, length, now, target=target[:300])
+
+    def arrived(self, reader: object, size: int, reserved: int = 0) -> None:
+        """``size`` more bytes of ``reader``'s body came; ``reserved`` of them were reserved (a chunked body)."""
+        body = self._bodies.get(reader)
+        if body is not None:
+            body.received += size
+            body.reserved += reserved
+
+    def reserved_head(self, reader: object, size: int) -> None:
+        """``reader``'s body reserved ``size`` bytes from its head."""
+        body = self._bodies.get(reader)
+        if body is not None:
+            body.reserved += size
+
+    def untrack(self, reader: object) -> _Body | None:
+        """``reader``'s body ended (whole, refused, cut or gone): what was known of it."""
+        return self._bodies.pop(reader, None)
+
+    def body(self, reader: object) -> _Body | None:
+        """What is known of ``reader``'s body (None: not tracked)."""
+        return self._bodies.get(reader)
+
+    def slow(self, now: float, timeout_s: float) -> list[object]:
+        """The readers whose bodies (over :data:`SMALL_BODY_BYTES`, with a Content-Length) came too slowly: after
+        :data:`SLOW_GRACE_S`, at their rate so far they would take more than :data:`SLOW_FACTOR` times ``timeout_s``."""
+        if timeout_s <= 0:
+            return []
+        return [reader for reader, body in list(self._bodies.items())
+                if body.length is not None and body.length > SMALL_BODY_BYTES and now - body.since >= SLOW_GRACE_S
+                and body.received * SLOW_FACTOR * timeout_s < body.length * (now - body.since)]
+
+    def room(self, key: str, size: int, now: float) -> list[object] | None:
+        """The readers to cut so that ``size`` more bytes of ``key`` fit the budget (``[]``: they fit): bodies of
+        the callers holding more than ``key`` would, most first (of equals, the one with the slowest body), the
+        slowest body of each first; None when cutting
+        those is not enough (``key`` would hold as much as anyone: it is refused instead). Never ``key``'s own."""
+        if self.budget <= 0:
+            return []
+        need = self.held + size - self.budget
+        if need <= 0:
+            return []
+        mine = self.holding(key) + size
+        holding = dict(self._by_key)
+        bodies: dict[str, list[tuple[float, object, int]]] = {}
+        for reader, body in list(self._bodies.items()):
+            if body.key != key and body.reserved > 0:
+                bodies.setdefault(body.key, []).append((body.rate(now), reader, body.reserved))
+        for pieces in bodies.values():
+            pieces.sort(key=lambda piece: piece[0], reverse=True)  # slowest last: popped first
+        cut: list[object] = []
+        while need > 0:
+            most = max((k for k in bodies if bodies[k]), default=None,  # ties: the one with the slowest body
+                       key=lambda k: (holding.get(k, 0), -bodies[k][-1][0]))
+            if most is None or holding.get(most, 0) <= mine:
+                return None
+            _rate, reader, reserved = bodies[most].pop()
+            cut.append(reader)
+            holding[most] = holding.get(most, 0) - reserved
+            need -= reserved
+        return cut
 
 
 def _answer(status: str, body: dict[str, object], extra: str = "") -> bytes:
@@ -141,3 +255,40 @@ def over_budget_answer(size: int | None, holding: int, share: int, held: int, bu
         "message": f"a request body of {said} was not taken: {why}",
         "hint": f"{advice} (retry in {RETRY_AFTER_S} s); an admin sets {HELD_SETTING}",
         "details": {"retry_after_s": RETRY_AFTER_S}}, extra=f"Retry-After: {RETRY_AFTER_S}\r\n")
+
+
+def slow_body_message(length: int, received: int, elapsed_s: float, timeout_s: float) -> str:
+    """The words of a 408 (and of its audit row): a ``length``-byte body of which ``received`` came in
+    ``elapsed_s``, too slowly to be whole within ``timeout_s`` (red team 39, R6)."""
+    rate = received / max(elapsed_s, 1e-3)
+    takes = f"about {length / rate:,.0f} s" if rate > 0 else "for ever"
+    return (f"the request body of {length:,} bytes came too slowly: {received:,} bytes in {elapsed_s:.0f} s "
+            f"({rate:,.0f} bytes/s); at that rate it takes {takes}, and this service takes a body within "
+            f"{timeout_s:g} s")
+
+
+def slow_body_answer(length: int, received: int, elapsed_s: float, timeout_s: float) -> bytes:
+    """The whole 408 of a body cut for its pace (field ``body``; the connection closes after it)."""
+    return _answer("408 Request Timeout", {
+        "code": "slow_body", "field": "body", "message": slow_body_message(length, received, elapsed_s, timeout_s),
+        "hint": f"send the whole body at once (any HTTP client does for a body it holds), over a faster link; an "
+                f"admin sets {TIMEOUT_SETTING}",
+        "details": {"received": received, "length": length, "timeout_s": timeout_s}})
+
+
+def cut_message(size: int | None, received: int, holding: int, key: str) -> str:
+    """The words of a body cut to make room for another caller's (and of its audit row; red team 39, R6)."""
+    said = f"of {size:,} bytes" if size is not None else "(sent chunked)"
+    kind, _, who = key.partition(" ")
+    whose = "you" if kind == "user" else f"the requests from {who}"
+    return (f"the request body {said} was cut after {received:,} bytes: another caller's body needed room, and "
+            f"{whose} held the most unfinished request bodies ({_mib(holding)} MiB)")
+
+
+def cut_answer(size: int | None, received: int, holding: int, key: str) -> bytes:
+    """The whole 503 (``Retry-After``) of a body cut to make room (field ``body``)."""
+    return _answer("503 Service Unavailable", {
+        "code": "busy", "field": "body", "message": cut_message(size, received, holding, key),
+        "hint": f"send it again once your other uploads finished, each whole at once (retry in {RETRY_AFTER_S} s); "
+                f"an admin sets {HELD_SETTING}",
+        "details": {"retry_after_s": RETRY_AFTER_S, "received": received}}, extra=f"Retry-After: {RETRY_AFTER_S}\r\n")

@@ -44,7 +44,10 @@ descriptors: other users' requests then failed, and the accept loop logged one t
 * ``max_body_bytes_held`` — bytes of unfinished bodies buffered at once, in all and per caller; a
   body over it is answered 503 (``Retry-After``) from its head, and a body over
   :data:`~.body_budget.TOKENLESS_BODY_BYTES` without a token or cookie 401, unread (red team 24, R1:
-  1000 half-sent 17 MiB bodies took ~17 GiB, no token needed; :mod:`.body_budget`);
+  1000 half-sent 17 MiB bodies took ~17 GiB, no token needed; :mod:`.body_budget`); a body of at most
+  :data:`~.body_budget.SMALL_BODY_BYTES` is outside it, a body over it that comes too slowly for
+  ``body_timeout_s`` is cut 408, and past the budget the caller holding most loses its slowest body first,
+  named in the line and audited (red team 39, R6: four users' slow 16 MiB bodies had every submit answered 503);
 * ``max_connections_per_user`` — while at least :data:`~.fair_share.PRESSURE_SHARE` of the ceiling is
   open, one caller (the hub user a request's token or cookie authenticated as, per request; else the
   peer address) may have this many connections being answered at once: a request beyond it is answered
@@ -110,9 +113,14 @@ from ..safefd import open_fd
 from .body_budget import (
     DEFAULT_HELD_BYTES,
     HELD_SETTING,
+    SMALL_BODY_BYTES,
     TOKENLESS_BODY_BYTES,
     BodyBudget,
+    cut_answer,
+    cut_message,
     over_budget_answer,
+    slow_body_answer,
+    slow_body_message,
     tokenless_answer,
 )
 from .check_queue import CheckQueue, checks_full_answer, checks_full_message, peer_of
@@ -217,6 +225,13 @@ the user's requests were refused since the last time (this one included)."""
 ChunkedHook = Callable[[httputil.HTTPHeaders, str, int, int, int], None]
 """Told of each chunked body refused for its chunking (red team 21, R4): the headers, ``"POST /path"``,
 the chunks read, the bytes they declared and the least mean size of a chunk (``min_chunk_bytes``)."""
+BodyCutHook = Callable[[str, str, str, str, int], None]
+"""Told of a hub user's body cut (red team 39, R6: too slow, 408 ``slow_body``; or to make room for another caller's,
+503 ``busy``), at most once per user per :data:`~.fair_share.AUDIT_INTERVAL_S`: the user, ``"POST /path"``, the
+code, the answer's words and how many of the user's bodies were cut since the last time (this one included)."""
+SLOW_CUT_CLOSE_S = 2.0
+"""Longest a body cut for its pace is read and dropped after the 408 before its connection closes (it comes slowly:
+what is left of it would hold the connection until ``body_timeout_s``)."""
 
 
 CredentialCheck = Callable[[str, httputil.HTTPHeaders, str], Awaitable[str | None]]
@@ -275,7 +290,7 @@ class _Watched(httputil.HTTPMessageDelegate):
         self._head: tuple[httputil.RequestStartLine | httputil.ResponseStartLine, httputil.HTTPHeaders] | None = None
         self._credential: tuple[str, str] | None = None
         """The request's credential (kind, digest), for :meth:`learned` (verify 23, V5)."""
-        self._reserved = 0
+        self._reserved = self._received = 0
         self._budget_key: str | None = None
         """Bytes of this body reserved in the server's :class:`~.body_budget.BodyBudget`, and for whom (red team 24, R1)."""
         self._caller = _Caller(server, conn)
@@ -368,12 +383,16 @@ class _Watched(httputil.HTTPMessageDelegate):
             self._over_share(start_line, headers, caller, open_now)
             return None
         length = headers.get("Content-Length", "")
-        if length.isdigit() and int(length) > 0:  # reserved before one byte is buffered (red team 24, R1)
-            if not server.bodies.fits(key, int(length)):
+        target = f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300]
+        if length.isdigit() and int(length) > SMALL_BODY_BYTES:  # reserved before one byte is buffered (red24 R1)
+            if not self._make_room(key, int(length)):
                 self._refuse_head(self._over_budget(key, int(length)), int(length),
                                   f"refused 503: bodies held over {HELD_SETTING}")
                 return None
+            server.bodies.track(self, key, int(length), time.monotonic(), target)
             self._reserve(key, int(length))
+        elif _is_chunked(headers):
+            server.bodies.track(self, key, None, time.monotonic(), target)
         self._budget_key = key
         server.fair.answering(self._conn, caller)
         return self._admitted(start_line, headers)
@@ -390,10 +409,63 @@ class _Watched(httputil.HTTPMessageDelegate):
 
     def _reserve(self, key: str, size: int) -> None:
         self._server.bodies.take(key, size)
+        self._server.bodies.reserved_head(self, size)
         self._reserved += size
+
+    def _make_room(self, key: str, size: int) -> bool:
+        """Whether ``size`` more bytes of ``key`` fit its share and the budget, once the bodies of callers holding
+        more than ``key`` would were cut, most first (red team 39, R6: a newcomer was refused while four callers
+        trickled their quarters); False: ``key`` is refused (over its own share, or it would hold most)."""
+        bodies = self._server.bodies
+        if bodies.budget <= 0:
+            return True
+        if bodies.holding(key) + size > bodies.share:
+            return False
+        cut = bodies.room(key, size, time.monotonic())
+        if cut is None:
+            return False
+        for reader in cut:
+            if isinstance(reader, _Watched):
+                reader.cut_for_room()
+        return bodies.fits(key, size)
+
+    def cut_for_room(self) -> None:
+        """Cut this body, whose caller holds most, for another caller's (503 ``busy``, named and audited)."""
+        body, key = self._server.bodies.body(self), self._budget_key
+        if body is None or key is None or self._refused is not None:
+            return
+        holding = self._server.bodies.holding(key)
+        self._cut(cut_answer(body.length, body.received, holding, key), "busy",
+                  cut_message(body.length, body.received, holding, key),
+                  f"bodies cut: their caller held the most of {HELD_SETTING} and another's needed room",
+                  min(self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S, DRAIN_TIMEOUT_S))
+
+    def cut_slow(self, now: float, timeout_s: float) -> None:
+        """Cut this body: it comes too slowly to be whole within ``body_timeout_s`` (408 ``slow_body``)."""
+        body = self._server.bodies.body(self)
+        if body is None or body.length is None or self._refused is not None:
+            return
+        elapsed = now - body.since
+        self._cut(slow_body_answer(body.length, body.received, elapsed, timeout_s), "slow_body",
+                  slow_body_message(body.length, body.received, elapsed, timeout_s),
+                  "bodies cut 408: too slow for c.FrontDoor.body_timeout_s", SLOW_CUT_CLOSE_S)
+
+    def _cut(self, answer: bytes, code: str, message: str, what: str, close_s: float) -> None:
+        """Cut this unfinished body (red team 39, R6): the handler is told the request is gone (what it kept is
+        freed), the reservation ends, ``answer`` is written, the rest is dropped as it comes, the connection
+        closes after ``close_s``; the caller is named in the front door's line and audited."""
+        if not isinstance(self._request_conn, HTTP1Connection) or self._request_conn.stream is None:
+            return
+        key, body = self._budget_key or "", self._server.bodies.body(self)
+        self._server.answering(self._conn)
+        self._inner.on_connection_close()
+        self._release()
+        self._refused = _Refused(self._request_conn.stream, answer, close_s)
+        self._server.body_cut(key, body.target if body is not None else "", code, message, what)
 
     def _release(self) -> None:
         """The body is whole (the request runs, authenticated) or gone: its reservation ends."""
+        self._server.bodies.untrack(self)
         if self._budget_key is not None and self._reserved:
             self._server.bodies.give_back(self._budget_key, self._reserved)
         self._reserved = 0
@@ -463,11 +535,17 @@ class _Watched(httputil.HTTPMessageDelegate):
                 self._refuse_chunked().drop(len(chunk))
                 return None
             self._chunked_room -= len(chunk)
-            if self._budget_key is not None:  # a chunked body is reserved as it comes (red team 24, R1)
-                if not self._server.bodies.fits(self._budget_key, len(chunk)):
+            self._received += len(chunk)
+            more = self._received - self._reserved if self._received > SMALL_BODY_BYTES else 0
+            if self._budget_key is not None and more > 0:  # reserved as it comes, past the small size (red24 R1)
+                if not self._make_room(self._budget_key, more):
                     self._refuse_chunked(self._over_budget(self._budget_key, None)).drop(len(chunk))
                     return None
-                self._reserve(self._budget_key, len(chunk))
+                self._server.bodies.take(self._budget_key, more)
+                self._reserved += more
+            self._server.bodies.arrived(self, len(chunk), more)
+            return self._inner.data_received(chunk)
+        self._server.bodies.arrived(self, len(chunk))
         return self._inner.data_received(chunk)
 
     def _refuse_chunked(self, over_budget: bytes | None = None) -> _Refused:
@@ -760,7 +838,7 @@ class GuardedHTTPServer(HTTPServer):
                    max_connections_per_user: int = 0, on_over_share: OverShareHook | None = None,
                    max_body_bytes_held: int = DEFAULT_HELD_BYTES, check_credential: CredentialCheck | None = None,
                    keys_file: str | None = None, trusted_proxies: Iterable[str] = DEFAULT_TRUSTED_PROXIES,
-                   proxy_uids: Iterable[int] = (), **kwargs: Any) -> None:
+                   proxy_uids: Iterable[int] = (), on_body_cut: BodyCutHook | None = None, **kwargs: Any) -> None:
         super().initialize(request_callback, max_body_size=max_body_bytes,
                            max_buffer_size=max_body_bytes + _HEAD_BYTES, **kwargs)
         self.max_connections = max_connections
@@ -793,6 +871,9 @@ class GuardedHTTPServer(HTTPServer):
         self.on_over_share = on_over_share
         self.bodies = BodyBudget(max_body_bytes_held, max_body_bytes)
         """Bytes of unfinished bodies reserved, in all and per caller (red team 24, R1)."""
+        self.on_body_cut = on_body_cut
+        self._cut_from: dict[str, int] = {}
+        """Whose bodies were cut since the last line, and how many (red team 39, R6)."""
         self._held: dict[object, float] = {}
         """Connections whose next (pipelined) request waits for the caller to read the earlier answers, oldest first."""
         self._room_waiters: set[Callable[[], None]] = set()
@@ -1162,6 +1243,10 @@ class GuardedHTTPServer(HTTPServer):
         now = time.monotonic()
         self._observe_answers(now)
         self.save_keys()
+        timeout_s = self.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        for reader in self.bodies.slow(now, timeout_s):  # red team 39, R6
+            if isinstance(reader, _Watched):
+                reader.cut_slow(now, timeout_s)
         for conn in self._stalls.overdue(now):
             self._close(conn, f"closed: an answer its caller did not read for {self._stalls.timeout_s:g} s "
                               f"(under {MIN_ANSWER_RATE} B/s; c.FrontDoor.answer_timeout_s)")
@@ -1276,6 +1361,19 @@ class GuardedHTTPServer(HTTPServer):
         loop.add_handler(sock, accept, IOLoop.READ)
         return remove
 
+    def body_cut(self, key: str, target: str, code: str, message: str, what: str) -> None:
+        """A body of caller ``key`` was cut (red team 39, R6): counted as ``what``, its caller named in the next
+        line, a hub user audited (at most once per :data:`~.fair_share.AUDIT_INTERVAL_S`, with the count)."""
+        self.count(what)
+        if key in self._cut_from or len(self._cut_from) < 64:
+            self._cut_from[key] = self._cut_from.get(key, 0) + 1
+        user, hook = user_of(key), self.on_body_cut
+        if user is not None and hook is not None and (cut := self.fair.to_audit(f"cut {key}", time.monotonic())):
+            try:
+                hook(user, target, code, message, cut)
+            except Exception:
+                log.exception("jupyter_sched: could not audit a caller whose request bodies were cut")
+
     # ---- one line per interval --------------------------------------------------------------
     def count(self, what: str) -> None:
         """Count one ``what`` for the next summary line."""
@@ -1287,8 +1385,13 @@ class GuardedHTTPServer(HTTPServer):
     def _flush(self) -> None:
         self._flush_pending = False
         counts, self._counts = self._counts, {}
+        cut_from, self._cut_from = self._cut_from, {}
         if counts:
             said = "; ".join(f"{n:,} {what}" for what, n in counts.items())
+            if cut_from:  # the holders, named (red team 39, R6)
+                named = sorted(cut_from.items(), key=lambda item: -item[1])
+                said += "; bodies cut from " + ", ".join(f"{key} ({n:,})" for key, n in named[:8]) + (
+                    f" and {len(named) - 8} more callers" if len(named) > 8 else "")
             log.warning("jupyter_sched: front door, last %.0f s: %s (%d open, %d without a whole request, ceiling %d; "
                         "c.FrontDoor.max_connections; %.1f MiB of unfinished bodies held, at most %.0f MiB; %s)",
                         self.log_interval_s, said, len(self._connections), len(self._waiting), self.max_connections,
@@ -1380,7 +1483,9 @@ class FrontDoor(LoggingConfigurable):
         KiB from a request without a token or cookie is answered 401 unread. Without it, 1000 connections each
         holding a 17 MiB body unfinished took ~17 GiB, no token needed (red team 24, R1). Default
         {DEFAULT_HELD_BYTES >> 20} MiB; 0 turns the budget off; at least max_body_bytes, or the largest bodies are
-        always refused.""",
+        always refused. A body of at most {SMALL_BODY_BYTES >> 10} KiB is outside it (never refused for others'
+        bodies); past it the caller holding most loses its slowest body first (503), and a body that comes too
+        slowly for body_timeout_s is cut 408; the callers cut are named in the log and audited (red team 39, R6).""",
     )
 
     @validate("max_body_bytes_held")

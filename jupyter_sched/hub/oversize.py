@@ -25,7 +25,7 @@ from ..services.job_tokens import is_job_token
 from .chunking import CHUNKING_HINT, chunking_message
 from .front_door import too_large_message
 
-__all__ = ["audit_chunking", "audit_over_share", "audit_too_large", "sched_app", "token_of"]
+__all__ = ["audit_body_cut", "audit_chunking", "audit_over_share", "audit_too_large", "sched_app", "token_of"]
 
 log = logging.getLogger("jupyter_sched.front_door")
 
@@ -74,6 +74,33 @@ def audit_over_share(serverapp: Any, user: str, target: str, message: str, refus
         sched.audit_refusal(sched.services.caller(user, admin=False), err, request=target[:300])
     except Exception:  # the 429 went out whatever happens here
         log.warning("jupyter_sched: could not audit %s refused over their share of connections", user, exc_info=True)
+
+
+def audit_body_cut(serverapp: Any, user: str, target: str, code: str, message: str, cut: int) -> None:
+    """Audit hub ``user``'s unfinished body to ``target`` cut at the front door (red team 39, R6): ``code``
+    ``slow_body`` (it came too slowly for ``body_timeout_s``) or ``busy`` (the user held the most of the bodies'
+    budget and another caller's body needed room); ``cut``: how many of theirs were since the last such row, this
+    one included (at most one row a minute per user). Never raises."""
+    from ..errors import BusyError
+    from .body_budget import HELD_SETTING, TIMEOUT_SETTING
+
+    sched = sched_app(serverapp)
+    if sched is None:
+        return
+    more = f" ({cut} bodies cut since the last record)" if cut > 1 else ""
+    setting = TIMEOUT_SETTING if code == "slow_body" else HELD_SETTING
+    err: ValidationError | BusyError
+    if code == "slow_body":
+        err = ValidationError(message + more, field="body", hint=f"send the whole body at once; an admin sets {setting}",
+                              details={"cut": cut, "setting": setting})
+        err.code = code
+    else:
+        err = BusyError(message + more, field="body", hint=f"an admin sets {setting}",
+                        details={"cut": cut, "setting": setting})
+    try:
+        sched.audit_refusal(sched.services.caller(user, admin=False), err, request=target[:300])
+    except Exception:  # the answer went out whatever happens here
+        log.warning("jupyter_sched: could not audit %s whose request bodies were cut", user, exc_info=True)
 
 
 def sched_app(serverapp: Any) -> Any:

@@ -275,7 +275,8 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             self._http_server = FrontDoor(parent=self).http_server(
                 self.web_app, ssl_options=self.ssl_options, xheaders=self.trust_xheaders,
                 on_too_large=self._audit_too_large, on_chunking=self._audit_chunking, on_over_share=self._audit_over_share,
-                check_credential=credential_check(self), keys_file=front_door_keys_file())
+                on_body_cut=self._audit_body_cut, check_credential=credential_check(self),
+                keys_file=front_door_keys_file())
             if not self.sock:
                 self._find_http_port()
             self.io_loop.add_callback(self._bind_http_server)
@@ -297,6 +298,13 @@ def main(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int
             from .oversize import audit_over_share
 
             audit_over_share(self, user, target, message, refused)
+
+        def _audit_body_cut(self, user: str, target: str, code: str, message: str, cut: int) -> None:
+            """A user whose unfinished bodies were cut (too slow, or holding most of the budget), once a minute
+            (red team 39, R6)."""
+            from .oversize import audit_body_cut
+
+            audit_body_cut(self, user, target, code, message, cut)
 
         def init_signal(self) -> None:
             """SIGINT stops cleanly too (JupyterHub stops managed services with SIGINT first;

@@ -131,13 +131,13 @@ def test_verify25_v1_a_first_requests_body_refused_in_the_unproven_share_says_wh
         # bodies of tokens not yet checked (made up, never answered yet) hold the share of this address
         held.append(half_body(running, "token never-checked", 90_000, 50_000))
         reserved(running, 90_000)
-        with half_body(running, "token eve", 20_000, 1000) as sock:  # eve's real token, its very first request
+        with half_body(running, "token eve", 70_000, 1000) as sock:  # eve's real token, its very first request
             sock.shutdown(socket.SHUT_WR)
             head, error = status_and_error(_answer(sock, 10))
         assert head.startswith(b"HTTP/1.1 503") and b"Retry-After: 5" in head, head
         message = error["message"]
         assert "you already have" not in message, message
-        assert ("a request body of 20,000 bytes was not taken: the share of requests from 127.0.0.1 whose tokens are "
+        assert ("a request body of 70,000 bytes was not taken: the share of requests from 127.0.0.1 whose tokens are "
                 "not yet authenticated holds 0.1 MiB of unfinished request bodies (at most 0.1 MiB for them together) "
                 "— requests of other callers, not necessarily yours") in message, message
         assert "retry in 5 s" in error["hint"] and "GET api/sched/me" in error["hint"], error
