@@ -1,8 +1,9 @@
 """Observe and settle: executor events (started, waiting, ready, exited, lost) become job states.
 
 An exit is settled by the job's stop intent: a preempted or idle-reclaimed job is requeued with
-backoff; a cancelled, idle-stopped or timed-out one ends as cancelled / failed; otherwise the exit
-code decides (0 = succeeded). A lost job that provably never started goes back to the queue.
+backoff; a cancelled, idle-stopped or timed-out one ends as cancelled / failed; otherwise — or when the job had ended
+on its own before the stop reached it — the exit code decides (0 = succeeded). A lost job that provably never started
+goes back to the queue.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ log = logging.getLogger(__name__)
 __all__ = ["ExecutorEventHandler", "TickReport"]
 
 
-_LATE_STOPS = {"cancel": "cancel", "idle_stop": "idle stop", "timeout": "time limit's stop"}
-"""Stop intents that change nothing of a job that had already ended on its own (``_settle_stopped``'s ``before_stop``);
-a preemption's requeue and an idle reclaim's still apply (the job gives its GPUs back and waits again either way)."""
+_LATE_STOPS = {"cancel": "cancel", "idle_stop": "idle stop", "timeout": "time limit's stop",
+               "preempt": "preemption", "idle": "idle reclaim"}
+"""Stop intents, each as a job's end names it, that change nothing of a job that had already ended on its own
+(``_settle_stopped``'s ``before_stop``) — a preemption and an idle reclaim too: its GPUs are free either way, and a
+requeue would run its finished work again (red39 R11: a job that had exited 0 was requeued, "preempted")."""
 
 
 @dataclass
@@ -167,7 +170,7 @@ class ExecutorEventHandler:
                         report: TickReport, *, before_stop: bool = False) -> None:
         """Settle an ended job by its stop intent, else by ``exit_code`` (None: unknown, failed). ``before_stop``: it
         had ended on its own before the stop reached it (:attr:`~jupyter_sched.executors.base.Exited.before_stop`):
-        a cancel, an idle stop or a time limit's stop changed nothing, and its own end stands, said so."""
+        the stop — any of :data:`_LATE_STOPS` — changed nothing, and its own end stands, said so; it is not requeued."""
         report.finished.append(record.job.id)
         job, intent = record.job, record.stop_intent
         if before_stop and intent in _LATE_STOPS:  # newuser38 N4: not "cancelled … (exited with code 0)"

@@ -102,9 +102,11 @@ class Exited:
     before_stop: bool = False
     """The work ended on its own, not by a stop: none had reached the executor, or nothing of it ran and its end was
     recorded when one did (newuser38 N4: a job that had exited 0 was recorded "cancelled … (exited with code 0)" when
-    a cancel came between its exit and the engine's next look). The engine then keeps its own end. The local executor
-    says it, and the Kubernetes executor of every end a Job's own ``Complete``/``Failed`` condition says (read again
-    from the API server when a stop comes: a Job it deletes gets no condition after)."""
+    a cancel came between its exit and the engine's next look), or — the local executor's wrapper records it — its
+    command had ended before any of the stop's signals reached it (red39 R2). The engine then keeps its own end, for a
+    preemption too: it is not requeued (red39 R11). The local executor says it, and the Kubernetes executor of every
+    end a Job's own ``Complete``/``Failed`` condition says (read again from the API server when a stop comes: a Job it
+    deletes gets no condition after)."""
 
 
 @dataclass(frozen=True, slots=True)

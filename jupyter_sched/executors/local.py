@@ -1996,7 +1996,7 @@ class LocalExecutor:
             self.dirs.drop_empty_err(t.job.id)  # it said nothing: one inode fewer kept per job (red team 26, R4)
             return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at),
                           _exit_message(ended[0], t, self.log_disk, self.job_python, self.python), claimed=t.seen_running_at is None,
-                          before_stop=t.ended_before_stop or not t.stopping)  # no stop reached it: it ended on its own
+                          before_stop=_own_end(t))
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
@@ -2259,6 +2259,19 @@ def _exit_record(t: _Tracked) -> dict[str, Any] | None:
     return read_untrusted_json(t.job_dir / "exit.json", owner_uid=t.owner_uid)
 
 
+def _own_end(t: _Tracked, record: dict[str, Any] | None = None) -> bool:
+    """Whether ``t`` ended on its own, not by a stop (:attr:`~.base.Exited.before_stop`): no stop came, or it had ended
+    when the stop came (:meth:`LocalExecutor.stop`), or its wrapper saw its command end before any signal reached it
+    (``exit.json``'s ``before_signal``, decided by the wrapper at the command's end: red39 R2 — a stop that came while
+    the wrapper still wrote its record or ended the leftovers was taken for the job's end). The flag is the owner's to
+    write, as the exit code is: it words the job's own end and keeps a preemption from requeueing it, never frees or
+    holds anything sooner or longer."""
+    if not t.stopping or t.ended_before_stop:
+        return True
+    record = _exit_record(t) if record is None else record
+    return record is not None and record.get("before_signal") is True
+
+
 def _log_size(t: _Tracked) -> int:
     try:
         return os.lstat(t.job_dir / "output.log").st_size
@@ -2275,7 +2288,10 @@ def _unsaid(t: _Tracked, *, cut: bool = False) -> list[str]:
     said = 0 if record is None else min(_wrapper.count_in(record.get("said")), len(t.signalled))
     # a wrapper from before newuser30 n16 wrote the words before its exit.json, and no "worded"
     worded = record is not None and record.get("worded", True) is True
-    words = t.stop_words or t.own_stop
+    # a stop that came after the job's own end did not end it: "cancelled by …" / "… waits in the queue again" would
+    # lie (red39 R2, R11); what its signals reached (leftovers) is still said
+    words = "" if t.stopping and _own_end(t, _exit_record(t) if record is None else record) else \
+        t.stop_words or t.own_stop
     return [line for sent in t.signalled[said:] for line in _wrapper.signal_lines(sent)] + \
         ([f"[jupyter_sched] {printable_line(words, limit=500)}"] if words and not worded else [])
 

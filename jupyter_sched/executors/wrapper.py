@@ -24,9 +24,11 @@ Records, written atomically into ``DIR``:
 
 * ``wrapper.json`` at start: ``{"pid", "create_time"}`` (its own identity; the group id is its
   pid), so a job whose handle was not yet persisted can still be found;
-* ``exit.json`` at the end: ``{"exit_code", "finished_at", "signal", "said", "worded"}`` — ``exit_code`` as
-  :mod:`subprocess` reports it (negative = killed by that signal), ``said`` how many of a stop's signal
-  records the log got, ``worded`` whether it got the stop's words — written again once the leftovers
+* ``exit.json`` at the end: ``{"exit_code", "finished_at", "signal", "said", "worded", "before_signal"}`` —
+  ``exit_code`` as :mod:`subprocess` reports it (negative = killed by that signal), ``said`` how many of a stop's signal
+  records the log got, ``worded`` whether it got the stop's words, ``before_signal`` whether the command had ended
+  before any signal reached the wrapper (its own end, whatever stop came later: its words are then not written;
+  red39 R2) — written again once the leftovers
   ended, with ``"left": {"processes": [[pid, command, fate], …], "count", "grace_s", "gang"}`` when there were
   any (the executor says them in the job's message).
 
@@ -163,6 +165,34 @@ def process_start_time(pid: int) -> float | None:
 
 _early: list[int] = []
 _child_started = False
+_woken: list[int] = []
+"""The read end of the wrapper's wakeup pipe (:func:`signal.set_wakeup_fd`): Python's C-level handler writes a byte
+into it the moment a signal reaches the wrapper, before the ``wait`` that returns the command's end goes back to Python
+(:func:`_signalled`; red39 R2)."""
+
+
+def _watch_signals() -> None:
+    """Open the wakeup pipe (before the handlers: no signal is missed); nothing where it cannot be had."""
+    try:
+        read, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except (OSError, ValueError, AttributeError):  # not Linux, or not the main thread (a test calling main)
+        return
+    _woken[:] = [read]
+
+
+def _signalled() -> bool | None:
+    """Whether a signal had reached the wrapper when it saw its command end (the job's group gets a stop's signals, the
+    wrapper — its leader — at the same instant as its processes, so none of them can have ended by one the wrapper had
+    not got yet); None: not known (no wakeup pipe)."""
+    if not _woken:
+        return None
+    try:
+        return bool(os.read(_woken[0], 64)) or bool(_early)
+    except BlockingIOError:
+        return bool(_early)
+    except OSError:
+        return None
 
 
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -1062,6 +1092,7 @@ def main(argv: list[str] | None = None) -> int:
     if job_dir_arg is None or not command:
         return _usage()
     job_dir = Path(job_dir_arg)
+    _watch_signals()
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(signum, _on_signal)
     cwd: str | None = None
@@ -1108,14 +1139,19 @@ def main(argv: list[str] | None = None) -> int:
             code = children[0].wait() if len(children) == 1 else \
                 _wait_gang(children, [str(o.get("RANK", i)) for i, o in enumerate(overlays)])
             signame = signal.Signals(-code).name if code < 0 else None
+    # red39 R2: decided here, at the command's end — a stop that comes while the wrapper finishes (its record, the
+    # leftovers' grace) changes nothing of how the job ended; its signals are sent to what is left
+    own_end = _signalled() is False
     if cap is not None:
         cap.stop()
     words, records = _heard()
+    words = None if own_end else words  # the stop did not end it: its words ("… waits in the queue again") would lie
     lines = [line for record in records for line in signal_lines(record)]  # which processes a stop signalled,
     _say(job_dir, lines + _gang_said, cap)  # and with what; a gang's stop (newuser30 n16); these stay, what
     # leftovers append after them does not
     ended: dict[str, object] = {"exit_code": code, "signal": signame, "finished_at": datetime.now(timezone.utc).isoformat(),
                                 "said": len(records), "worded": False,  # what the executor need not say from outside
+                                "before_signal": own_end,
                                 **({"gang": _gang_stop} if _gang_stop else {})}
     _record_end(job_dir, ended)
     left = _end_leftovers(grace_s)
