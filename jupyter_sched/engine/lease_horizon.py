@@ -106,8 +106,8 @@ def idle_start(code: str, details: Mapping[str, Any], held: Sequence[Job],
     return None
 
 
-def lease_idle_release(lease: Job, policies: IdlePolicies | None, *, kernel_action: str | None = None
-                       ) -> dict[str, Any]:
+def lease_idle_release(lease: Job, policies: IdlePolicies | None, *, kernel_action: str | None = None,
+                       keepalive_until: datetime | None = None) -> dict[str, Any]:
     """What this server's idle policy does to ``lease`` when it sits idle — the wire field
     ``idle_release`` of a lease, which its own line renders (:func:`jupyter_sched.wording.jobs.ends_by`;
     session 19: it said "or reclaimed when idle" on a server that reclaims nothing):
@@ -116,7 +116,8 @@ def lease_idle_release(lease: Job, policies: IdlePolicies | None, *, kernel_acti
     (``policies`` None — no telemetry — or the policy disabled). ``kernel_action``: what is done
     about a kernel still holding the GPU when it is released (``"shutdown"`` / ``"hold"``,
     :mod:`.idle_kernels`; None where no GPU process list is read), added as ``"kernel"`` to a
-    kernel's lease that is released. Pure."""
+    kernel's lease that is released. ``keepalive_until``: its keepalive keeps it while idle until then
+    (``%gpu keepalive``), added as ``"keepalive_until"`` to a released lease (newuser39 n11). Pure."""
     if policies is None:
         return {"action": "off"}
     policy = policies.for_job(lease)
@@ -127,6 +128,8 @@ def lease_idle_release(lease: Job, policies: IdlePolicies | None, *, kernel_acti
     out: dict[str, Any] = {"action": "release", "after_s": policy.window_s + policy.grace_s}
     if kernel_action and lease.spec.kernel_id:
         out["kernel"] = kernel_action
+    if keepalive_until is not None:
+        out["keepalive_until"] = keepalive_until.isoformat()
     return out
 
 

@@ -61,6 +61,7 @@ from ..wording.jobs import (
     idle_note,
     in_bulk_cancel,
     job_head,
+    keepalive_line,
     lease_end_words,
     lease_given_back,
     limit_end,
@@ -479,6 +480,8 @@ class SchedMagics(Magics):
                         f"This kernel holds no GPUs. {ask_for_gpus(me, '%gpu request 1', room=self._room_elsewhere(me))}")
         else:
             self._print("This kernel: " + job_line(lease, _now()))
+            if kept := keepalive_line(lease, _now()):  # newuser39 n11: the keepalive was said nowhere
+                self._print(f"Keepalive: {kept}.")
             warned = self._idle_warning(str(lease.get("id")), limit_end(lease))
             if warned:  # a warned lease loses its GPUs and CUDA state: say so here (new user 4)
                 self._print(f"Warning: {warned}.")

@@ -604,7 +604,12 @@ def extend_keepalive(ladder: LadderState, *, now: datetime, policy: IdlePolicy,
         raise ConflictError("keepalive is disabled by the admin policy", field="keepalive",
                             hint="release the GPUs and request them again when needed")
     if ladder.keepalive_used:
-        raise ConflictError("keepalive was already used for this allocation", field="keepalive",
+        # until when the one it used keeps them, while it does (newuser39 n11: the refusal did not say)
+        kept = ladder.keepalive_until
+        still = (f": it keeps its GPUs while idle until {clock_text(kept, now)} (they are reclaimed after "
+                 f"{_minutes(policy.window_s + policy.grace_s)} idle, not before then)") \
+            if kept is not None and kept > now else ""
+        raise ConflictError(f"keepalive was already used for this allocation{still}", field="keepalive",
                             hint="use the GPUs (any activity resets the idle clock) or request them again later")
     seconds = policy.keepalive_max_s if requested_s is None else requested_s
     if not 0 < seconds <= policy.keepalive_max_s:

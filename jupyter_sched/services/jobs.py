@@ -1300,8 +1300,12 @@ class JobsService:
         (session 19: "or reclaimed when idle" whatever the policy)."""
         if job.is_lease and job.state.holds_gpus:
             stops = self.ctx.engine.stops  # a kernel still on its GPU then: shut down or held (s20, NVML only)
+            # its keepalive while it lasts, as the engine's idle ladder holds it (newuser39 n11)
+            ladder = getattr(getattr(self.ctx.engine, "idle", None), "ladders", {}).get(job.id)
+            kept = getattr(ladder, "keepalive_until", None)
             row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies, kernel_action=(
-                stops.idle_kernels.action if stops.gpu_processes is not None else None))
+                stops.idle_kernels.action if stops.gpu_processes is not None else None),
+                keepalive_until=kept if kept is not None and kept > self.ctx.clock.now() else None)
 
     def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
         """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after

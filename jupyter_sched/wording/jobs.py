@@ -24,7 +24,7 @@ from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary", "reclaim_cost_text",
-           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "keepalive_line", "kept_alive_until", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
            "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
 
@@ -928,7 +928,7 @@ def ends_by(job: Mapping[str, Any], now: datetime, *, cancel: str = "") -> str:
         return stopping
     if _drain_first(job):  # its node's drain stops it before its limit: its line says that instead (hubadmin26 B1)
         return ""
-    text = _lease_hold(job, cancel or "cancel") if job.get("kind") == "lease" else _limit_end(job, now)
+    text = _lease_hold(job, cancel or "cancel", now) if job.get("kind") == "lease" else _limit_end(job, now)
     if projected := projected_text(job, now):
         # the end its waiters are given, before the limit's (new user 22, N10: "ends by 05:23" only)
         text = f"{projected} · {_limit_end(job, now, latest=True)}"
@@ -997,7 +997,7 @@ AT_EXIT_HOLDER = "GPUs held by a kernel this server did not start (nbconvert, pa
 N1: such a lease of a live nbconvert kernel read "GPUs held for no kernel … `cancel` releases them")."""
 
 
-def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
+def _lease_hold(lease: Mapping[str, Any], cancel: str, now: datetime | None = None) -> str:
     """Until when a lease holds its GPUs (it has no time limit): its owner's lease bound to no kernel,
     which no notebook can release (new user 4), is released with ``cancel`` — or with the job it is held
     for (``parent_job_id``), or by the kernel the server did not start that holds it, at its exit
@@ -1020,8 +1020,29 @@ def _lease_hold(lease: Mapping[str, Any], cancel: str) -> str:
         idle = f" or they are reclaimed {when}" if when else ""
         return f"{what}: held until its owner releases them{idle}, no time limit{note}"
     idle = f" or reclaimed {when}" if when else ""
+    if when and (kept := kept_alive_until(lease.get("idle_release"))) is not None:  # newuser39 n11
+        idle = f" or reclaimed {when}, not before {clock_text(kept, now)}: kept while idle until then (its keepalive)"
     kernel = _IDLE_KERNEL.get(str((lease.get("idle_release") or {}).get("kernel")), "") if when else ""
     return f"a kernel's GPUs: held until released (%gpu release){idle}, no time limit{note}{kernel}"
+
+
+def keepalive_line(lease: Mapping[str, Any], now: datetime | None) -> str:
+    """``kept while idle until 16:16 UTC (its keepalive); reclaimed after 30m idle, not before then`` for a
+    lease its keepalive keeps now, else "" — what ``%gpu status`` adds under "This kernel: …" (newuser39 n11)."""
+    kept = kept_alive_until(lease.get("idle_release"))
+    when, _ = idle_release_words(lease.get("idle_release"))
+    if kept is None or not when:
+        return ""
+    return f"kept while idle until {clock_text(kept, now)} (its keepalive); reclaimed {when}, not before then"
+
+
+def kept_alive_until(idle_release: Any) -> datetime | None:
+    """Until when a lease's keepalive keeps its GPUs while idle, from its wire ``idle_release``
+    (``keepalive_until``, set while it lasts), else None. Newuser39 n11: after ``%gpu keepalive`` every
+    line still said only "reclaimed after 30m idle", and nothing said until when it was kept."""
+    if not isinstance(idle_release, Mapping):
+        return None
+    return wire_time(idle_release.get("keepalive_until"))
 
 
 _IDLE_KERNEL = {

@@ -332,7 +332,12 @@ export function endsLine(job: EndsOf, now: Date = new Date()): string {
   }
   const kernelAction = (job.idle_release as { kernel?: unknown } | null | undefined)?.kernel;
   const kernel = when ? IDLE_KERNEL[String(kernelAction)] ?? '' : '';
-  return `a kernel's GPUs: held until released (%gpu release)${when ? ` or reclaimed ${when}` : ''}, no time limit${note}${kernel}`;
+  // its keepalive while it lasts (newuser39 n11; jupyter_sched.wording.jobs._lease_hold)
+  const kept = parseTime((job.idle_release as { keepalive_until?: string } | null | undefined)?.keepalive_until);
+  const idle = !when ? '' : kept
+    ? ` or reclaimed ${when}, not before ${clockText(kept, now)}: kept while idle until then (its keepalive)`
+    : ` or reclaimed ${when}`;
+  return `a kernel's GPUs: held until released (%gpu release)${idle}, no time limit${note}${kernel}`;
 }
 
 /** An ETA relative to `now` ({@link relativeText}): `unknown`, `now`, `in 40s`, `in 12m`, `in 2h05m`. */

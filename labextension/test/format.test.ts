@@ -512,6 +512,9 @@ describe('endsLine (new user 22, N5: the CLI\'s ends-by words, jupyter_sched.wor
     expect(endsLine(makeJob({ state: 'running', time_limit_s: 600, started_at: '2026-12-05T05:12:20Z', stop_requested: { intent: 'cancel', text: 'stopping (cancel requested)' } }), now)).toBe('');
     expect(endsLine(makeJob({ ...lease, idle_release: { action: 'release', after_s: 240, kernel: 'shutdown' } }), now)).toBe(
       "a kernel's GPUs: held until released (%gpu release) or reclaimed after 4m idle, no time limit; if the kernel still holds them then (a CUDA context), it is shut down");
+    // newuser39 n11: a kept lease says until when
+    expect(endsLine(makeJob({ ...lease, idle_release: { action: 'release', after_s: 1800, keepalive_until: '2026-12-05T06:16:00Z' } }), now)).toBe(
+      "a kernel's GPUs: held until released (%gpu release) or reclaimed after 30m idle, not before 06:16 UTC: kept while idle until then (its keepalive), no time limit");
     expect(endsLine(makeJob({ ...lease, idle_release: { action: 'notify' } }), now)).toBe(
       "a kernel's GPUs: held until released (%gpu release), no time limit; this server reports idle leases, it does not reclaim them");
     expect(endsLine(makeJob({ ...lease, kernel_id: null, idle_release: { action: 'off' } }), now)).toBe(

@@ -792,7 +792,8 @@ class Job(CodecView):
         "a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s "
         "seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a "
         "kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when "
-        "the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go)"))
+        "the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); "
+        "keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle"))
     stop_requested: StopRequested | None = Field(default=None, description=(
         "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
         "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
