@@ -63,6 +63,11 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     for r in table:
         print("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(r)).rstrip(), file=io.out)
+    for t in teams:  # one count per thing, as admission counts it; said where it is not the asks' sum (newuser39 n7)
+        if t["shares_rest"] > 0:
+            print(f"{t['team']}: RUNNING {t['running']:g} counts GPUs only its shares hold whole, as its quota line "
+                  f"does ({t['shares_rest']:g} GPU of it their unused rest; its work asks "
+                  f"{t['running'] - t['shares_rest']:g})", file=io.out)
     for line in budget_held(rows, now):  # a spent budget, not the GPUs, holds them (hubadmin24 B8 addendum)
         print(line, file=io.out)
     standings = quotas.get("budget_standings") if isinstance(quotas, Mapping) else None
@@ -74,7 +79,7 @@ def summary(client: Any, args: argparse.Namespace, io: Any, picked: Callable[[An
 
         for budget in shown:  # in the reader's zone and words, as `status` says a budget (newuser30 n11)
             print(f"  {standing_text(budget, now) or budget.get('text')}", file=io.out)
-    print("GPUs now: RUNNING held by admitted and running work; GUARANTEE the team's quota lines (- none); LIMIT "
+    print("GPUs now: RUNNING held by admitted and running work (a GPU only a team's shares hold counts whole); GUARANTEE the team's quota lines (- none); LIMIT "
           "what it may borrow above it (none: no limit); BORROWED running over the guarantee (- no quota line); PENDING jobs "
           "waiting and the GPUs they ask; OLDEST WAIT since the longest-waiting one's submit.", file=io.out)
     return 0

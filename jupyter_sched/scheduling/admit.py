@@ -107,6 +107,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
         ctx.outcome_cache[key] = outcome
         return None, outcome
     outcome = FlavorOutcome(model=flavor.model)
+    if not check.ok and away is not None and team_milli is None and flavor.pools:
+        check = _share_refused(ctx, job, req, flavor, check)
     if not check.ok:
         outcome.quota_code, outcome.quota = check.code, check.details
     if not flavor.pools:
@@ -130,6 +132,27 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                             "reservation": res.eta.isoformat() if res.eta else None,
                             **({"reserved_for_elected": True} if elected else {})}
     return None, outcome
+
+
+def _share_refused(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, check: QuotaCheck) -> QuotaCheck:
+    """A share refused at its fraction (no rest of its team's shares to pack on), said at what it would be
+    charged where the placer puts it: where every GPU it lands on has no share yet it opens them, each counted
+    whole (:func:`.share_charge.share_cost`'s rule; newuser39 n4: "cv would use 2.5 GPUs, above its limit of 2"
+    for a 0.5 share that would open a third GPU, charged 3). The refusal stands either way (the whole GPU is
+    more than the fraction); only its numbers change. Nothing is taken, not even in a trial (a take and undo
+    reorders the ledger's share lists, and later ties would be broken otherwise)."""
+    placement = ctx.placer.place(job.id, req, flavor)
+    st = ctx.state
+    if placement is None or not placement.holding.gpus:
+        return check
+    cost = 0
+    for g, milli in placement.holding.gpus:
+        if milli >= GPU_MILLI or not st.placeable[g] or st.gpu_shares.get(g):
+            return check  # a whole GPU, or beside other work: the fraction check said it
+        cost += st.free_milli[g]  # its fraction and the rest it keeps from other teams
+    spec = job.spec
+    placed = ctx.quota.check(spec.team, spec.user, flavor.model, req.total_milli, cost)
+    return placed if not placed.ok else check
 
 
 def _least_share_cost(ctx: CycleContext, job: Job, model: str, away: Mapping[LineKey, int]) -> int | None:

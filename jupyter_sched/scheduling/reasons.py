@@ -96,12 +96,12 @@ def _quota_sentence(o: FlavorOutcome, first: bool, asker: str = "job") -> str:
 
 
 def _held_whole(q: Mapping[str, Any]) -> str:
-    """``; a GPU only teamc's shares hold counts whole (this 0.1 GPU share would take one of its own; 1.8 GPUs
+    """``; a GPU only teamc's shares hold counts whole (this 0.1 GPU share would take a GPU of its own; 1.8 GPUs
     of the 2 in use are such GPUs' unused rest)`` — why a share is charged more than it asks (red team 38 R3)."""
     share, rest = q.get("share"), q.get("held_whole")
     if share is None and not rest:
         return ""
-    parts = [f"this {gpus_phrase(share)} share would take one of its own"] if share is not None else []
+    parts = [f"this {gpus_phrase(share)} share would take a GPU of its own"] if share is not None else []
     if rest:
         parts.append(f"{gpus_phrase(rest)} of the {_add(q.get('used'), 0)} in use "
                      f"{'is' if rest <= 1 else 'are'} such GPUs' unused rest")

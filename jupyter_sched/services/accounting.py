@@ -124,7 +124,7 @@ class AccountingService:
         """The telemetry monitor (None: telemetry off): the report marks what it has not rolled up yet."""
         self._held: dict[str, _Held] = {}
         """Per user, what ``GET me`` read of their job rows, while the ``jobs`` counter is unchanged."""
-        self._team_held: dict[str, tuple[int, float]] = {}
+        self._team_held: dict[str, tuple[int, tuple[float, float]]] = {}
         """Per team, ``(jobs counter, GPUs its work holds)`` as ``GET me`` last read them."""
         self._answers: dict[CallerKey, tuple[tuple[int, int, datetime], AdmissionPolicy, GetMeResponse]] = {}
         """Per caller key, the last :meth:`me_of` answer with the counters, second and policy it was computed at."""
@@ -219,7 +219,7 @@ class AccountingService:
             assert caller is not None
             team = caller.default_team or policy.default_team
             held = self._held_by(tx, caller.user)
-            team_in_use = self._team_in_use(tx, team)
+            team_in_use, team_rest = self._team_in_use(tx, team)
             # every team the caller's work is charged to, not only the default one (new user 18, N1:
             # "2 GPUs in use by the team, 4 GPUs of them yours" with 2 of them charged to teama)
             charged = dict(held.by_team)
@@ -243,12 +243,12 @@ class AccountingService:
             "budgets": [{**budget_to_dict(b), "used_gpu_hours": used[(b.team, b.user)],
                          "resets_at": to_iso(period_reset(now, b.period))} for b in mine_budgets],
             "in_use": {"gpus": in_use, "jobs": jobs, "leases": leases, "stopping": held.stopping},
-            "team_in_use": team_in_use,
-            "by_team": [{"team": t, "in_use": used, "yours": charged.get(t, 0.0),
+            "team_in_use": team_in_use, "team_held_whole": team_rest,
+            "by_team": [{"team": t, "in_use": used, "held_whole": rest, "yours": charged.get(t, 0.0),
                          "quotas": [quota_to_dict(q) for q in _lines_of(quotas, t, caller.user)],
                          "unlisted": _unlisted(quotas, t, caller.user),
                          "unlisted_scope": self._unlisted_scope(quotas, t, caller.user)}
-                        for t, used in ((team, team_in_use), *others.items())],
+                        for t, (used, rest) in ((team, (team_in_use, team_rest)), *others.items())],
             "pending": pending,
             "gpu_hours_7d": gpu_figures(week_s)[1],  # one rounding on every route (new user 15, N13)
             "gpu_hours_since": to_iso(taken - USAGE_WINDOW),  # the window of the figure (held: earlier)
@@ -384,19 +384,23 @@ class AccountingService:
         self._held[user] = held
         return held
 
-    def _team_in_use(self, tx: StoreTx, team: str) -> float:
+    def _team_in_use(self, tx: StoreTx, team: str) -> tuple[float, float]:
         """GPUs the work of ``team`` (everyone's in it) holds now — what its quota counts, shown
         beside the quota in ``jupyter-sched status`` (new user 11, N21); a sum, naming no job or
-        user. Read again only when the ``jobs`` counter moved, as :meth:`_held_by`."""
+        user — and of them the unused rest of GPUs only the team's shares hold, which the count takes
+        whole (newuser39 n5: "2 GPUs in use by the team, 1.7 GPUs of them yours" read as 0.3 someone
+        else's). Read again only when the ``jobs`` counter moved, as :meth:`_held_by`."""
         version = tx.jobs_version()
         kept = self._team_held.get(team)
         if kept is not None and kept[0] == version and version >= 0:
             return kept[1]
+        holdings = [(r.job.spec.team, uuid, r.job.allocation.gpu_milli)
+                    for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
+                    if r.job.allocation is not None for uuid in r.job.allocation.all_gpu_uuids()]
         # a GPU only the team's shares occupy counts whole, as admission and reclaim count it (red38 R3)
-        total = team_milli_held(((r.job.spec.team, uuid, r.job.allocation.gpu_milli)
-                                 for r in tx.list_jobs(states=(JobState.ADMITTED, JobState.RUNNING))
-                                 if r.job.allocation is not None for uuid in r.job.allocation.all_gpu_uuids()),
-                                team) / 1000
+        charged = team_milli_held(holdings, team)
+        asked = sum(milli for owner, _, milli in holdings if owner == team)
+        total = (charged / 1000, max(0, charged - asked) / 1000)
         if len(self._team_held) >= _HELD_USERS and team not in self._team_held:
             self._team_held.clear()
         self._team_held[team] = (version, total)

@@ -194,6 +194,7 @@ def quota_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]
         for t in teams:
             lines.append(_team_line(str(t["team"]), t.get("quotas"), t.get("in_use"), t.get("yours"),
                                     default=str(t["team"]) == default, unlisted=bool(t.get("unlisted")),
+                                    rest=t.get("held_whole"),
                                     scope=_scope_text(str(t["team"]), t.get("unlisted_scope"),
                                                       str(me.get("user") or ""))))
             if str(t["team"]) in paused:
@@ -201,8 +202,8 @@ def quota_lines(me: Mapping[str, Any], now: datetime | None = None) -> list[str]
         return [*lines, *paused.values()]
     # an older server: its default team only, beside what the caller holds in all
     in_use = me.get("in_use") if isinstance(me.get("in_use"), Mapping) else {}
-    return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True),
-            *paused.values()]
+    return [_team_line(default, me.get("quotas"), me.get("team_in_use"), (in_use or {}).get("gpus"), default=True,
+                       rest=me.get("team_held_whole")), *paused.values()]
 
 
 def full_team_limit(me: Mapping[str, Any]) -> float | None:
@@ -281,15 +282,14 @@ def _scope_text(team: str, scope: Any, user: str) -> str:
 
 
 def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: bool, unlisted: bool = False,
-               scope: str = "") -> str:
+               scope: str = "", rest: Any = None) -> str:
+    in_use = _in_use_text(team_in_use, mine, rest)
     lines = [q for q in quotas or () if isinstance(q, Mapping)]
     if unlisted and lines:  # the line of a team without one of its own: the queue's words (new user 20, N2)
         most = float(lines[0].get("borrowing_limit") or 0)
         if scope:  # named only by other members' lines: they may use GPUs, the reader not (verify21 V6)
-            return (f"{scope}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them yours"
-                    f"{_unlisted_over(most, mine, own=True)}")
-        return (f"{unlisted_text(team, most)}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them "
-                f"yours{_unlisted_over(most, team_in_use)}")
+            return f"{scope}; {in_use}{_unlisted_over(most, mine, own=True)}"
+        return f"{unlisted_text(team, most)}; {in_use}{_unlisted_over(most, team_in_use)}"
     parts = []
     for q in sorted(lines, key=lambda q: (q.get("user") is not None, str(q.get("gpu_model") or "*"))):
         model = str(q.get("gpu_model") or "*")
@@ -307,8 +307,26 @@ def _team_line(team: str, quotas: Any, team_in_use: Any, mine: Any, *, default: 
         text = f"{text}; {scope}"
     over = _over(lines, team_in_use=team_in_use, mine=mine)
     if team_in_use is not None:
-        return f"{text}; {_gpus(team_in_use)} in use by the team, {_gpus(mine)} of them yours{over}"
+        return f"{text}; {in_use}{over}"
     return f"{text}; {_gpus(mine)} in use by you{over}"
+
+
+def _in_use_text(team_in_use: Any, mine: Any, rest: Any) -> str:
+    """``2 GPUs in use by the team, 1 GPU of them yours`` — the team's use as its quota lines count it (``GET me``'s
+    ``in_use``), and where GPUs only the team's shares hold count whole (``rest``: their unused rest, GPUs), said
+    once (newuser39 n5: "2 GPUs in use by the team, 1.7 GPUs of them yours" read as 0.3 GPU someone else's):
+    ``2 GPUs in use by the team (all yours: 1.7 GPUs asked; a GPU only the team's shares hold counts whole against
+    the line)``."""
+    used = f"{_gpus(team_in_use)} in use by the team"
+    left = float(rest) if isinstance(rest, (int, float)) else 0.0
+    if left <= 0:
+        return f"{used}, {_gpus(mine)} of them yours"
+    asked = float(team_in_use or 0) - left
+    if abs(float(mine or 0) - asked) < 1e-6:
+        return f"{used} (all yours: {_gpus(mine)} asked; a GPU only the team's shares hold counts whole against the line)"
+    return (f"{used}, {_gpus(mine)} of them yours ({_gpus(left)} of the {float(team_in_use or 0):g} "
+            f"{'is' if left <= 1 else 'are'} the unused rest of GPUs only the team's shares hold, counted whole "
+            "against the line)")
 
 
 def _unlisted_over(limit: float, team_in_use: Any, *, own: bool = False) -> str:

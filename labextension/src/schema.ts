@@ -1537,8 +1537,10 @@ export interface components {
             quotas: components["schemas"]["QuotaLineView"][];
             budgets: components["schemas"]["MeBudget"][];
             in_use: components["schemas"]["MeInUse"];
-            /** @description GPUs the work of your default team (everyone's in it) holds now: what its quota lines count */
+            /** @description GPUs the work of your default team (everyone's in it) holds now: what its quota lines count (a GPU only the team's shares hold counts whole) */
             team_in_use?: number | null;
+            /** @description of team_in_use, the unused rest of GPUs only the team's shares hold (counted whole against its lines) */
+            team_held_whole?: number | null;
             /** @description per team: your default team first, then every other team your GPU-holding work is charged to */
             by_team?: components["schemas"]["MeTeamUse"][];
             pending: number;
@@ -2227,8 +2229,10 @@ export interface components {
         };
         MeTeamUse: {
             team: string;
-            /** @description GPUs the work of this team (everyone's in it) holds now */
+            /** @description GPUs the work of this team (everyone's in it) holds now, as its quota lines count them: a GPU only the team's shares hold counts whole */
             in_use: number;
+            /** @description of in_use, the unused rest of GPUs only the team's shares hold (counted whole against its lines) */
+            held_whole?: number;
             /** @description of them, the GPUs your work charged to this team holds */
             yours: number;
             /** @description this team's quota lines that apply to you */

@@ -48,7 +48,7 @@ def test_red38_r3_shares_spread_by_memory_count_whole_against_limit() -> None:
     assert reason.details["requested"] == 1 and reason.details["share"] == 0.1, reason.details
     assert reason.details["held_whole"] == 1.8, reason.details
     assert "teamc would use 3 GPUs, above its limit of 2 GPUs (guaranteed 1 + borrowing limit 1)" in reason.message
-    assert "a GPU only teamc's shares hold counts whole (this 0.1 GPU share would take one of its own" \
+    assert "a GPU only teamc's shares hold counts whole (this 0.1 GPU share would take a GPU of its own" \
         in reason.message, reason.message
 
 

@@ -87,7 +87,7 @@ async def test_s23_hubadmin23_a12_queue_summary_one_line_per_team(cli: Any) -> N
         (row,) = [line.split() for line in lines[1:] if line.split()[:1] == [team]]
         # no quota lines: nothing guaranteed, nothing borrowed ("-", newuser30 n17: "4" read as a debt)
         assert row[1:7] == ["4", "-", "-", "-", "1", "1"], said.out
-        assert lines[-1].startswith("GPUs now: RUNNING held by admitted and running work;"), said.out
+        assert lines[-1].startswith("GPUs now: RUNNING held by admitted and running work (a GPU only a team's shares hold counts whole);"), said.out
         data = json.loads((await cli("queue", "--summary", "--team", team, "--json")).out)
         assert [(t["team"], t["running"], t["pending"], t["pending_gpus"]) for t in data] == [(team, 4.0, 1, 1.0)], data
     finally:

@@ -311,7 +311,10 @@ class MeUnlistedScope(ResponseModel):
 
 class MeTeamUse(ResponseModel):
     team: str
-    in_use: float = Field(description="GPUs the work of this team (everyone's in it) holds now")
+    in_use: float = Field(description="GPUs the work of this team (everyone's in it) holds now, as its quota lines "
+                          "count them: a GPU only the team's shares hold counts whole")
+    held_whole: float = Field(default=0.0, description=(
+        "of in_use, the unused rest of GPUs only the team's shares hold (counted whole against its lines)"))
     yours: float = Field(description="of them, the GPUs your work charged to this team holds")
     quotas: list[QuotaLineView] = Field(description="this team's quota lines that apply to you")
     unlisted: bool = Field(default=False, description=(
@@ -334,7 +337,10 @@ class GetMeResponse(ResponseModel):
     budgets: list[MeBudget]
     in_use: MeInUse
     team_in_use: float | None = Field(default=None, description=(
-        "GPUs the work of your default team (everyone's in it) holds now: what its quota lines count"))
+        "GPUs the work of your default team (everyone's in it) holds now: what its quota lines count "
+        "(a GPU only the team's shares hold counts whole)"))
+    team_held_whole: float | None = Field(default=None, description=(
+        "of team_in_use, the unused rest of GPUs only the team's shares hold (counted whole against its lines)"))
     by_team: list[MeTeamUse] = Field(default_factory=list, description=(
         "per team: your default team first, then every other team your GPU-holding work is charged to"))
     pending: int
