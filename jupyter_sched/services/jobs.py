@@ -24,14 +24,25 @@ from typing import Any, TypeVar, cast
 from .. import untrusted_json
 from ..admission import Caller
 from ..engine.lease_horizon import lease_idle_release
-from ..errors import BusyError, ConflictError, NotFoundError, SchedError, ValidationError
+from ..errors import BusyError, ConflictError, NotFoundError, SchedError, UnschedulableError, ValidationError
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
 from ..executors.log_tail import LogTail, read_log_tail, tail_start
 from ..executors.outcome import said_out_of_memory
 from ..executors.owner_paths import CLOSED_FOLDER, interpreted_script
 from ..executors.wrapper import OWN_NAMES, crlf_interpreter_line, crlf_refusal
-from ..model import GPU, Inventory, Job, JobKind, JobSpec, JobState, PriorityClass, QuotaSet, spec_from_request
+from ..model import (
+    GPU,
+    Inventory,
+    Job,
+    JobKind,
+    JobSpec,
+    JobState,
+    PendingReason,
+    PriorityClass,
+    QuotaSet,
+    spec_from_request,
+)
 from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..model.job import public_name
 from ..model.off_inventory import gone_gpus
@@ -502,8 +513,7 @@ class JobsService:
         executor = self.ctx.executor
         local = executor if isinstance(executor, LocalExecutor) else None
         capped = local is not None and local.limits is not None and local.limits.caps_memory
-        notes.extend(_not_reserved(spec, inv, memory_capped=capped,
-                                   host_cores=(os.cpu_count() or 0) if local is not None else 0))
+        notes.extend(_not_reserved(spec, inv, memory_capped=capped))
         notes.extend(_bare_memory(request.mem_per_gpu))  # new user 9
         notes.extend(_bare_memory(request.memory, "memory"))  # new user 25, N12
         notes.extend(_decimal_memory(request.mem_per_gpu))  # newuser32 n7: 20G is 19073 MiB, said
@@ -652,7 +662,7 @@ class JobsService:
         self.refuse_missing_paths(job.spec)
         self.refuse_privileged_port(job.spec)
         self.refuse_own_port(job.spec)
-        self.refuse_memory_over_host(job.spec, request.body())
+        self.refuse_memory_over_host(job.spec, request.body(), self.ctx.inventory())
         if job.is_lease:
             self._refuse_foreign_parent(caller, job, request=what)
             if not kernels_checked:
@@ -818,20 +828,27 @@ class JobsService:
         raise ValidationError(f"port {spec.port} is below {first}: the job runs as {who}, which cannot listen "
                               "there", field="port", hint=f"use a port from {first} up, e.g. 8000")
 
-    def refuse_memory_over_host(self, spec: JobSpec, sent: Mapping[str, Any] | None = None) -> None:
+    def refuse_memory_over_host(self, spec: JobSpec, sent: Mapping[str, Any] | None = None,
+                                inv: Inventory | None = None) -> None:
         """A local job's host memory (``memory_mib`` MiB) above this host's physical memory is refused
         (red team 16, R3: ``memory_mib: 100000000`` was 201 and became a 95 TiB memory limit, i.e. none).
         ``sent``: the request body, whose spelling and value the refusal echoes (new user 19, N1:
         ``"memory": "64 GiB"`` was refused as ``memory_mib 65536``); without it, ``memory`` in MiB.
+        Likewise ``cpu`` above this host's cores where the inventory declares no host cpu (``inv``),
+        so that this host is the only node the ask is held to (newuser39 n1: ``--cpu 64`` on 2 cores was
+        accepted with a note, ``--memory 1TiB`` was a validation error, ``--gpus 5`` unschedulable — one
+        kind of ask, three answers). Both are refused as a job bigger than any node is: unschedulable
+        (422; the CLI's exit 1).
 
         Raises:
-            ValidationError: ``memory '64 GiB' (65536 MiB) is more than this host's 24105 MiB (23.5 GiB)``,
-                naming the field as sent (``memory`` or ``memory_mib``).
+            UnschedulableError: ``memory '64 GiB' (65536 MiB) is more than this host's 24105 MiB (23.5 GiB)``,
+                naming the field as sent (``memory`` or ``memory_mib``); ``cpu 64 is more than this
+                host's 2 cores``.
         """
-        asked = spec.resources.memory_mib
-        if not asked or not isinstance(self.ctx.executor, LocalExecutor):
+        if not isinstance(self.ctx.executor, LocalExecutor):
             return
-        host = _host_memory_mib()
+        asked = spec.resources.memory_mib
+        host = _host_memory_mib() if asked else 0
         if host and asked > host:
             # new user 17, N3: "…: the job's memory limit would be no limit" was hard to read
             field, value = sent_value(sent or {}, "memory") or ("memory", None)
@@ -839,8 +856,22 @@ class JobsService:
             said = f"{quoted(value)}{'' if in_mib else f' ({asked} MiB)'}" if value is not None else f"{asked} MiB"
             gib = f"{host * 10 // 1024 / 10:g} GiB"  # cut, never rounded up past the host
             most = f"{host} MiB" if in_mib else f"{gib} ({host} MiB)"
-            raise ValidationError(f"{field} {said} is more than this host's {host} MiB ({gib})", field=field,
-                                  hint=f"ask for at most {most}, or leave {field} out")
+            raise UnschedulableError(f"{field} {said} is more than this host's {host} MiB ({gib})", field=field,
+                                     hint=f"ask for at most {most}, or leave {field} out",
+                                     details={"requested_mib": asked, "host_mib": host})
+        cores = os.cpu_count() or 0
+        milli = spec.resources.cpu_millis
+        if (milli and cores and milli > cores * 1000
+                and not any(n.cpu_millis for n in (inv.nodes if inv is not None else ()))):
+            field, value = sent_value(sent or {}, "cpu") or ("cpu", None)
+            in_milli = field == "cpu_millis"
+            said = quoted(value) if isinstance(value, str) else f"{milli}" if in_milli else f"{milli / 1000:g}"
+            per = " per worker" if spec.resources.workers > 1 else ""
+            most = f"{cores * 1000}" if in_milli else f"{cores}"
+            raise UnschedulableError(f"{field} {said}{per} is more than this host's {cores} core"
+                                     f"{'s' if cores != 1 else ''}", field=field,
+                                     hint=f"ask for at most {field} {most}, or leave {field} out",
+                                     details={"requested_millis": milli, "host_cores": cores})
 
     def refuse_unrunnable_files(self, spec: JobSpec) -> None:
         """A ``script`` or ``notebook`` named by path that is there but no regular file (a FIFO, a device, a link to
@@ -1136,7 +1167,12 @@ class JobsService:
             self.refuse_missing_paths(spec)
         self.refuse_privileged_port(spec)
         self.refuse_own_port(spec)
-        self.refuse_memory_over_host(spec, sent)
+        try:
+            self.refuse_memory_over_host(spec, sent, inv)
+            over_host = None
+        except UnschedulableError as err:  # the dry run says "never" of it, as of more GPUs than any node has (newuser39 n1)
+            over_host = PendingReason(code="Unschedulable", message=err.message,
+                                      details={**err.details, "field": err.field}, unblock=err.hint or "")
         job = Job(id="dryrun", spec=spec, submitted_at=self.ctx.clock.now())
         if job.is_lease:  # the submit's lease checks, the same functions (one admission path)
             self._refuse_foreign_parent(caller, job, request="dry run")
@@ -1167,6 +1203,9 @@ class JobsService:
                 # the submit of it is refused with the reason alone: no notes on a time limit or units of a
                 # request that can never start (the dry run says what the submit would, newuser31 n13)
                 out.update(never=True, reason=reason_to_dict(rej.reason), warnings=[])
+        if over_host is not None:
+            out.update(fits=False, never=True, allocation=None, eta=None, would_preempt=[],
+                       reason=reason_to_dict(over_host), warnings=[])
         with dated_from(self.ctx.clock.now()):  # new user 25, N11: a year away said with its year
             return DryrunJobResponse.model_validate(out)
 
@@ -1791,14 +1830,13 @@ def _host_memory_mib() -> int:
         return 0
 
 
-def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False,
-                  host_cores: int = 0) -> builtins.list[str]:
+def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False) -> builtins.list[str]:
     """Sentences for host CPU or memory the request asks for that this server does not reserve:
     its inventory declares none on any node (new user 4: ``--cpu 1000`` on a 2-core machine was
     accepted and ran, as if 1,000 cores were held for it). ``memory_capped``: the executor makes
     the job's memory its hard limit all the same (new user 25, N12: "runs with whatever the machine
-    has free" was said of a job then killed at its 16 MiB); ``host_cores``: this host's cores (0 =
-    not a local executor), above which ``cpu`` is said to be more than the host has. (``env``
+    has free" was said of a job then killed at its 16 MiB). (``cpu`` above this host's cores is refused:
+    :meth:`JobsService.refuse_memory_over_host`, newuser39 n1.) (``env``
     variables the scheduler sets itself are said, and left out, in :meth:`JobsService._spec`.)"""
     out: builtins.list[str] = []
     nodes = inv.nodes
@@ -1807,9 +1845,6 @@ def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False,
     if req.cpu_millis and not any(n.cpu_millis for n in nodes):
         out.append("cpu is not reserved on this server (its inventory declares no host cpu): the job runs "
                    "with whatever the machine has free")
-        if host_cores and req.cpu_millis > host_cores * 1000:
-            out.append(f"cpu {req.cpu_millis / 1000:g}{per} is more than this host's {host_cores} cores: the job "
-                       f"shares those {host_cores}")
     if req.memory_mib and not any(n.memory_mib for n in nodes):
         out.append("memory is not reserved on this server (its inventory declares no host memory), but the job "
                    f"is limited to {req.memory_mib} MiB{per}: it is killed above it" if memory_capped else

@@ -1163,13 +1163,46 @@ def test_newuser4_finding_4_cpu_and_memory_not_reserved_are_said_at_submit(serve
     accepted and ran as if reserved; this server's inventory declares no host CPU or memory, so
     the submit answer says they are not reserved, and the CLI prints it."""
     clear(server)
-    # memory above the host's own is now refused (red team 16, R3): 1GiB, not reserved either
-    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--cpu", "1000", "--memory", "1GiB", "--", "true")
+    # memory above the host's own is now refused (red team 16, R3): 1GiB, not reserved either; cpu above the
+    # host's cores likewise (newuser39 n1): 1 core, not reserved either
+    run = cli(server, "tok-ann", "submit", "--gpus", "0", "--cpu", "1", "--memory", "1GiB", "--", "true")
     assert run.code == EXIT_OK, run.err
     assert "jupyter-sched submit: note: cpu is not reserved on this server (its inventory declares no host cpu)" \
         in run.err and "note: memory is not reserved" in run.err, run.err
     plain = api(server, "tok-ann").post("jobs", json={"gpus": 0, "command": ["true"]}).json()
     assert plain.get("warnings") == [NO_LIMIT_NO_GPU_WARNING]  # nothing of cpu or memory (new user 20, N23: no time limit)
+
+
+def test_newuser39_n1_asks_above_any_node_get_one_answer_whatever_the_resource(server: EmbeddedServer) -> None:
+    """newuser39 n1: on a server whose inventory declares no host cpu or memory (this host is its one node),
+    ``--gpus 5`` / ``--mem-per-gpu 200GiB`` were refused unschedulable (exit 1), ``--memory 1TiB`` was a
+    validation error (exit 2) and ``--cpu 64`` on 2 cores was accepted with notes and ran. One kind of ask,
+    one answer: each is refused unschedulable, exit 1, naming its flag's field, in submit and dry run; a
+    value within the host is taken."""
+    clear(server)
+    cores = os.cpu_count() or 1
+    asks = [["--gpus", "99"], ["--gpus", "1", "--mem-per-gpu", "2000GiB"], ["--gpus", "0", "--memory", "64TiB"],
+            ["--gpus", "0", "--cpu", str(cores * 4 + 1)]]
+    for ask in asks:
+        for dry in ((), ("--dry-run",)):
+            run = cli(server, "tok-ann", "submit", *dry, "--name", "n1ask", *ask, "--", "true")
+            if dry:  # the dry run answers "never" for each, as for more GPUs than any node has
+                assert run.code == EXIT_OK and run.out.startswith("Would never start here: "), (ask, run)
+            else:
+                assert run.code == EXIT_REFUSED and "[unschedulable]" in run.err, (ask, run.code, run.err)
+    said = api(server, "tok-ann").post("jobs", json={"gpus": 0, "cpu": cores * 4 + 1, "command": ["true"]})
+    assert said.status_code == 422, said.text
+    error = said.json()["error"]
+    assert error["code"] == "unschedulable" and error["field"] == "cpu", error
+    plural = "s" if cores != 1 else ""
+    assert error["message"] == f"cpu {cores * 4 + 1} is more than this host's {cores} core{plural}", error
+    assert error["hint"] == f"ask for at most cpu {cores}, or leave cpu out", error
+    memory = api(server, "tok-ann").post("jobs", json={"gpus": 0, "memory": "64TiB", "command": ["true"]})
+    assert memory.status_code == 422 and memory.json()["error"]["code"] == "unschedulable", memory.text
+    rows = api(server, "tok-ann").get("jobs").json()
+    assert not [j for j in (rows["jobs"] if isinstance(rows, dict) else rows) if j["name"] == "n1ask"], rows
+    fits = cli(server, "tok-ann", "submit", "--gpus", "0", "--cpu", str(cores), "--", "true")
+    assert fits.code == EXIT_OK, fits.err
 
 
 def test_newuser4_finding_12_a_lease_no_notebook_can_release_says_how_to_release_it(server: EmbeddedServer) -> None:

@@ -455,18 +455,23 @@ def test_red16_r2_through_the_service_a_lease_for_a_running_job_joins_its_fence(
     assert sorted(released[f"nvidia{i}"] == "EPERM" for i in range(2)) == [False, True], released
 
 
-def test_red16_r3_memory_above_the_host_is_a_400_naming_memory_mib(server: EmbeddedServer) -> None:
+def test_red16_r3_memory_above_the_host_is_a_422_naming_memory_mib(server: EmbeddedServer) -> None:
     """R3: ``memory_mib: 100000000`` was 201 with a note and became a 95 TiB memory limit (none).
     Above this host's physical memory it is refused at submit and in the dry run, naming the field
     and the most it may ask; a value within it is accepted."""
     ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
     host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") >> 20
-    for route in ("jobs", "dryrun"):
-        said = ann.post(route, json={"gpus": 0, "memory_mib": 100_000_000, "command": ["sleep", "1"]})
-        assert said.status_code == 400, said.text
-        error = said.json()["error"]
-        assert error["field"] == "memory_mib" and f"more than this host's {host} MiB" in error["message"], error
-        assert f"at most {host} MiB" in error["hint"], error
+    said = ann.post("jobs", json={"gpus": 0, "memory_mib": 100_000_000, "command": ["sleep", "1"]})
+    assert said.status_code == 422, said.text  # newuser39 n1: unschedulable, as more GPUs than any node has
+    error = said.json()["error"]
+    assert error["code"] == "unschedulable", error
+    assert error["field"] == "memory_mib" and f"more than this host's {host} MiB" in error["message"], error
+    assert f"at most {host} MiB" in error["hint"], error
+    dry = ann.post("dryrun", json={"gpus": 0, "memory_mib": 100_000_000, "command": ["sleep", "1"]})
+    assert dry.status_code == 200 and dry.json()["never"] is True, dry.text  # "never", as of 99 GPUs
+    reason = dry.json()["reason"]
+    assert reason["details"]["field"] == "memory_mib" and f"more than this host's {host} MiB" in reason["message"]
+    assert f"at most {host} MiB" in reason["unblock"], reason
     fits = ann.post("dryrun", json={"gpus": 0, "memory_mib": 64, "command": ["true"]})
     assert fits.status_code == 200, fits.text
     deadline = time.monotonic() + 15  # the refusal's audit record may land just after the answer

@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from jupyter_sched.engine import ManualClock, SchedulerService
+from jupyter_sched.errors import UnschedulableError
 from jupyter_sched.executors.limits import LocalLimits
 from jupyter_sched.executors.local import LocalExecutor
 from jupyter_sched.inventory.simulated import SimulatedInventory
@@ -57,8 +60,9 @@ def test_newuser25_n12_without_memory_cgroups_the_old_truth_stays(tmp_path: Path
 def test_newuser25_n12_cpu_over_the_hosts_cores_is_said(tmp_path: Path) -> None:
     svc = _service(tmp_path, v2=False)
     cores = os.cpu_count() or 1
-    notes = svc.submit({"command": ["true"], "gpus": 0, "cpu": cores * 500 + 1000}, user="ana")["warnings"]
-    assert f"cpu {cores * 500 + 1000:g} is more than this host's {cores} cores: the job shares those {cores}" \
-        in notes, notes
+    with pytest.raises(UnschedulableError) as over:  # newuser39 n1: refused as memory above the host is
+        svc.submit({"command": ["true"], "gpus": 0, "cpu": cores * 500 + 1000}, user="ana")
+    assert over.value.field == "cpu" and f"cpu {cores * 500 + 1000:g} is more than this host's {cores} core" \
+        in over.value.message, over.value
     within = svc.submit({"command": ["true"], "gpus": 0, "cpu": cores}, user="ana")["warnings"]
     assert not any("more than this host" in n for n in within), within

@@ -114,14 +114,14 @@ def test_newuser17_n1_n3_too_large_values_say_the_real_bound_and_the_number_sent
 def test_newuser17_n3_more_memory_than_the_host_is_said_plainly(services: Services) -> None:
     """``memory_mib 10000000 is more than this host has (24105 MiB): the job's memory limit would be
     no limit`` — the last clause was hard to parse: the host's MiB and the fix, nothing else."""
-    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.errors import UnschedulableError
     from jupyter_sched.services.jobs import _host_memory_mib
 
     host = _host_memory_mib()
     if not host:
         pytest.skip("this host says no memory size")
     bo = services.caller("bo", admin=False)
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(UnschedulableError) as info:  # newuser39 n1: as a job bigger than any node
         services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "command": ["true"],
                                                                   "memory_mib": host + 1}))
     gib = f"{host * 10 // 1024 / 10:g} GiB"  # the host in GiB beside its MiB (new user 19, N1)

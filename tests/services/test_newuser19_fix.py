@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_sched.errors import ValidationError
+from jupyter_sched.errors import UnschedulableError, ValidationError
 from jupyter_sched.model.validation import as_sent
 from jupyter_sched.services import Services
 from jupyter_sched.services.jobs import _host_memory_mib
@@ -38,20 +38,26 @@ def test_newuser19_n1_memory_over_the_host_names_the_field_sent_and_echoes_its_v
     body: dict[str, Any] = {"gpus": 0, "command": ["true"]}
     body.update({"memory": sent} if where == "top" else {"resources": {"memory": sent}})
     bo = services.caller("bo", admin=False)
-    with pytest.raises(ValidationError) as info:
+    message = (f"memory '{sent}' ({asked_gib * 1024} MiB) is more than this host's {host} MiB ({_gib(host)})")
+    hint = f"ask for at most {_gib(host)} ({host} MiB), or leave memory out"
+    if route == "dryrun":  # the dry run says "never", as of more GPUs than any node has (newuser39 n1)
+        said = services.jobs.dryrun(bo, SubmitJobRequest.model_validate(body)).model_dump()
+        assert said["never"] is True and said["reason"]["details"]["field"] == "memory", said
+        assert said["reason"]["message"] == message and hint[1:] in said["reason"]["unblock"], said["reason"]
+        return
+    with pytest.raises(UnschedulableError) as info:
         getattr(services.jobs, route)(bo, SubmitJobRequest.model_validate(body))
     err = info.value
     assert err.field == "memory", err.field
-    assert err.message == (f"memory '{sent}' ({asked_gib * 1024} MiB) is more than this host's {host} MiB "
-                           f"({_gib(host)})"), err.message
-    assert err.hint == f"ask for at most {_gib(host)} ({host} MiB), or leave memory out", err.hint
+    assert err.message == message, err.message
+    assert err.hint == hint, err.hint
 
 
 def test_newuser19_n1_memory_mib_over_the_host_stays_in_mib(services: Services) -> None:
     """Sent in MiB, said in MiB (no second figure of the same number), with the host's GiB beside."""
     host = _host()
     bo = services.caller("bo", admin=False)
-    with pytest.raises(ValidationError) as info:
+    with pytest.raises(UnschedulableError) as info:
         services.jobs.submit(bo, SubmitJobRequest.model_validate({"gpus": 0, "command": ["true"],
                                                                   "memory_mib": host + 1}))
     assert info.value.field == "memory_mib"
