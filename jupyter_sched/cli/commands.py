@@ -744,9 +744,22 @@ def _say_no_output(client: Any, job_id: str, io: Streams, *, follow: bool) -> No
         print(f"{job_id} is a lease (GPUs held for a kernel): leases have no log; the kernel's output is in its "
               "notebook", file=io.err)
     elif state in ("pending", "preempted", "admitted"):
+        reason = job.get("reason") if state != "admitted" else None
+        reason = reason if isinstance(reason, Mapping) else {}
+        text = render_reason(reason, now=_now(), relative=True, kind=str(job.get("kind") or "") or None,
+                             mine=job.get("mine") is not False) if reason else None
+        if text is not None and reason.get("code") == "Held":  # never starts until released (newuser39 n13)
+            from ..wording.reasons import as_clause
+
+            fix = as_clause(text.unblock).rstrip(".") if text.unblock else f"release it: {PROG} release {job_id}"
+            print(f"{job_id} is {text.summary.rstrip('.')}: it will not start until released — {fix}"
+                  + ("; following anyway (Ctrl-C stops)" if follow else ""), file=io.err)
+            return
+        # its place and ETA, as `wait` carries them (newuser39 n13)
+        where = f" ({text.line})" if text is not None and text.line else ""
         then = "; its output follows once it starts (Ctrl-C stops following)" if follow else \
             f" — `{PROG} logs -f {job_id}` follows it once it starts"
-        print(f"{job_id} is {word}: no output yet{then}", file=io.err)
+        print(f"{job_id} is {word}: no output yet{where}{then}", file=io.err)
     elif state == "running":
         print(f"{job_id} is running: no output yet" + ("" if follow else f" — `{PROG} logs -f {job_id}` follows it"),
               file=io.err)

@@ -115,3 +115,45 @@ def test_newuser39_n14_the_cli_says_times_in_a_posix_tz_and_says_once_what_it_ca
                            "offset this reads: times are said in UTC — set an IANA name such as "
                            "TZ=America/Sao_Paulo"), said
     assert ended("Mars/Base")[1].count("TZ='Mars/Base'") == 0  # once per process, not on every call
+
+
+@pytest.mark.slow
+def test_newuser39_n13_logs_of_a_held_job_says_held_and_how_to_release_a_pending_one_its_place(
+        server: Any, tmp_path: Path) -> None:
+    import io as text_io
+
+    from jupyter_sched.cli.commands import _say_no_output
+    from jupyter_sched.cli.main import Streams
+    from jupyter_sched.client import connect
+
+    code, out, err = server.cli("submit", "--gpus", "4", "--name", "full39", "--time-limit", "10m", "--", "sleep", "300")
+    assert code == EXIT_OK, err
+    full = out.split()[1]
+    waiting = []
+    for name in ("hh39", "pp39"):
+        code, out, err = server.cli("submit", "--gpus", "4", "--name", name, "--time-limit", "5m", "--", "true")
+        assert code == EXIT_OK, err
+        waiting.append(out.split()[1])
+    held, pending = waiting
+    try:
+        assert server.cli("hold", held)[0] == EXIT_OK
+        code, out, err = server.cli("logs", held)
+        assert re.fullmatch(rf"{held} is held by you at \d\d:\d\d UTC: it will not start until released — "
+                            rf"release it: jupyter-sched release {held}\n", err), err
+        assert "once it starts" not in err
+        from tests.reliability.harness import wait_until
+
+        wait_until(lambda: any(j["id"] == pending and (j.get("reason") or {}).get("eta")
+                               for j in json.loads(server.cli("--json", "jobs", "--limit", "5")[1])),
+                   "the pending job's ETA", timeout_s=60)
+        code, out, err = server.cli("logs", pending)
+        assert err.startswith(f"{pending} is pending: no output yet (queued #"), err
+        assert " · ETA " in err and err.endswith(f" — `jupyter-sched logs -f {pending}` follows it once it starts\n"), err
+        with connect(url=server.url, token=server.token) as client:  # what `logs -f` says before it follows
+            said = text_io.StringIO()
+            _say_no_output(client, held, Streams(out=text_io.StringIO(), err=said, stdin=text_io.StringIO()),
+                           follow=True)
+        assert said.getvalue().endswith(f"release it: jupyter-sched release {held}; following anyway (Ctrl-C stops)\n")
+    finally:
+        for job_id in (full, held, pending):
+            server.cli("cancel", job_id)
