@@ -548,6 +548,14 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             return text
         return printable_log(text, line_start=not last[0] or last[0].endswith("\n"))
 
+    if getattr(args, "notebook", False):  # the executed notebook instead of the log (newuser39 N1)
+        from .executed import save_executed_notebook
+
+        return save_executed_notebook(client, args, io)
+    if getattr(args, "output", None) is not None:
+        print(f"{PROG} logs: -o FILE saves the executed notebook: add --notebook (the log itself: > FILE) "
+              "[usage_error]", file=io.err)
+        return EXIT_USAGE
     args.job_id = job_of(client, args.job_id, "logs", io)  # a name of mine is taken for its id
     said: set[tuple[str, str]] = set()
     last = [""]  # the log's last text shown: a note starts on a line of its own
@@ -589,6 +597,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 _say_no_output(client, args.job_id, io, follow=False)
             return EXIT_OK
         print(job_line(job, _now(), log_shown=wrote), file=io.err)
+        _say_notebook(job, io)
         return EXIT_OK if job.get("state") == "succeeded" else EXIT_JOB_FAILED
     pending = ""  # an unfinished line held to the next slice, a progress bar's updates kept as its last state
     while tail is None:  # read the whole log in bounded slices
@@ -811,8 +820,18 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
         _dump(job, io)
     else:
         print(job_line(job, _now()), file=io.out)
+        _say_notebook(job, io)
     # a lease its owner gave back ended as a lease should (new user 16, N9: exit 4, "it ended otherwise")
     return EXIT_OK if job.get("state") == "succeeded" or lease_given_back(job) else EXIT_JOB_FAILED
+
+
+def _say_notebook(job: dict[str, Any], io: Streams) -> None:
+    """An ended notebook job's executed notebook: how to open it, on stderr (:func:`.executed.notebook_hint`)."""
+    from .executed import notebook_hint
+
+    hint = notebook_hint(job)
+    if hint:
+        print(hint, file=io.err)
 
 
 def _admin_view(client: Any, args: argparse.Namespace, io: Streams) -> int:

@@ -409,7 +409,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         logs = sub.add_parser("logs", help="print a job's log",
                               description="Print a job's log: what its program wrote, so far or (-f) until it ends. "
-                                          "A kernel's lease (l-…) has no log: its output is in the notebook.",
+                                          "A kernel's lease (l-…) has no log: its output is in the notebook. "
+                                          "A notebook job's executed notebook: --notebook.",
                               epilog=LOGS_EXIT_STATUS)
         logs.add_argument("job_id", metavar="JOB", help=JOB_HELP)
         logs.add_argument("-f", "--follow", action="store_true",
@@ -420,6 +421,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         logs.add_argument("--raw", action="store_true",
                           help="print the log exactly as the job wrote it; without --raw, terminal control sequences "
                                "(colours, titles, cursor moves) are left out and other control characters shown as ^X")
+        from .executed import NOTEBOOK_HELP, OUTPUT_HELP  # newuser39 N1: the executed notebook, from a terminal
+
+        logs.add_argument("--notebook", action="store_true", help=NOTEBOOK_HELP)
+        logs.add_argument("-o", "--output", default=None, metavar="FILE", help=OUTPUT_HELP)
     if want("definitions"):
         from .definitions import add_parser as add_definitions_parser  # job definitions (issue 19)
 

@@ -428,10 +428,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[jupyter_sched] failed: {outcome['reason']}", file=sys.stderr, flush=True)
         elif stop.signum is not None:
             print(f"[jupyter_sched] {outcome['reason']}", file=sys.stderr, flush=True)
-        print(f"[jupyter_sched] executed notebook written to {args.output}", flush=True)
+        print(f"[jupyter_sched] {executed_notebook_line(os.environ.get('JUPYTER_SCHED_JOB_ID'))}", flush=True)
     if stop.signum is not None:
         stop.end_as_signalled()  # the exit status says the signal, as any stopped job's does
     return status
+
+
+def executed_notebook_line(job_id: str | None) -> str:
+    """The log's last line: how its owner opens the executed notebook — the panel's button or the CLI,
+    both through the server, which hands it to the job's owner only — not its path, which on a hub is in
+    the service's job folder that the owner cannot read (newuser39 N1: ``Permission denied``)."""
+    job = job_id or "JOB"
+    return (f"executed notebook kept (outputs and errors): open it from the panel (My work → {job} → Open "
+            f"notebook) or save it here with: jupyter-sched logs {job} --notebook")
 
 
 def _kernel_python(km: Any) -> str | None:

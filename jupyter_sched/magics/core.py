@@ -1207,8 +1207,8 @@ class SchedMagics(Magics):
         if cmd.parameters:  # as a definition's run gets them (new user 14, N27)
             body["parameters"] = dict(cmd.parameters)
         job_id = self._submit(cmd.options, body, _parameters_said(str(notebook), cmd.parameters))
-        self._print(f"The executed copy (with outputs) is kept; the job's log ends with its path "
-                    f"(%schedule logs {job_id}).")
+        self._print(f"The executed copy (with outputs) is kept: once it ends, open it from the panel (My work → "
+                    f"{job_id} → Open notebook) or save it here with !jupyter-sched logs {job_id} --notebook.")
         return job_id
 
     def _answered_by_another(self, port: int | None, job_id: str) -> bool:

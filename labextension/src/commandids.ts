@@ -12,6 +12,8 @@ export namespace CommandIDs {
   export const cancel = 'jupyter-sched:cancel';
   /** Open a job's log viewer (`{id}`). */
   export const openLogs = 'jupyter-sched:open-logs';
+  /** Open a notebook job's executed notebook in JupyterLab (`{id}`; newuser39 N1). */
+  export const openNotebook = 'jupyter-sched:open-executed-notebook';
   /** Submit a finished job again (`{id}`). */
   export const resubmit = 'jupyter-sched:resubmit';
   /** Hold a pending job, or release it when held (`{id}`; hubadmin25 B18: PATCH jobs/{id}). */

@@ -23,6 +23,7 @@ import { Widget } from '@lumino/widgets';
 import { SchedApiError, type Schemas } from './client';
 import { clocksSaidBy, compactDuration, formMessage, reasonSentence, serverText, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
 import { h, replaceKeepingFocus } from './dom';
+import { contentsFiles, executedCopyPath, executedDownloadUrl, type INotebookFiles, openExecutedNotebook } from './executed';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
 import { exactDuration, offeredPriorities, offeredTeams } from './sections/submit';
@@ -32,8 +33,6 @@ type Definition = Schemas['Definition'];
 type DefinitionRun = Schemas['DefinitionRun'];
 
 export const DEFINITIONS_COMMAND = 'jupyter-sched:definitions';
-/** Where opened executed notebooks go, under the server root (as the server's `executed_notebooks_dir`). */
-const EXECUTED_DIR = 'scheduled-runs';
 const PREVIEW_DELAY_MS = 400;
 
 /** `region=eu` lines → `{region: "eu"}`; values that parse as JSON (`3`, `true`, `[1]`) are kept typed. */
@@ -417,54 +416,17 @@ export function errorText(err: unknown): string {
 }
 
 /** Canonical JSON (keys sorted) of a notebook, to tell a copy unchanged from one with changes of its own. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v
-  );
-}
-
-/**
- * Where "Open notebook" puts a run's executed notebook under `dir`: `name` when free or holding this
- * very notebook (then nothing is written), else the first `<stem>-2.ipynb`, `-3`, … that is free or
- * holds it — an earlier copy the user edited (or one saved while the run went on) is never overwritten
- * (new user 22, N13's kind: output written over a file of the user's without a word). `kept`: the
- * copies passed over, to say so.
- *
- * Throws: an Error after 50 names, none free.
- */
-export async function executedCopyPath(
-  dir: string,
-  name: string,
-  notebook: unknown,
-  read: (path: string) => Promise<unknown | null>
-): Promise<{ path: string; write: boolean; kept: string[] }> {
-  const dot = name.lastIndexOf('.');
-  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
-  const want = canonical(notebook);
-  const kept: string[] = [];
-  for (let n = 1; n <= 50; n++) {
-    const path = `${dir}/${n === 1 ? name : `${stem}-${n}${ext}`}`;
-    const had = await read(path);
-    if (had === null || had === undefined) {
-      return { path, write: true, kept };
-    }
-    if (canonical(had) === want) {
-      return { path, write: false, kept };
-    }
-    kept.push(path);
-  }
-  throw new Error(`${dir} holds 50 copies of ${name} that differ from the run's notebook: open one of them, or delete some`);
-}
+export { executedCopyPath }; // moved to ./executed (newuser39 N1), shared with My work and the log viewer
 
 /** Construction options of {@link DefinitionsView}. */
 export interface IDefinitionsViewOptions {
   model: ISchedModel;
   /** Open a file (relative to the server root) in JupyterLab. */
-  openPath(path: string): Promise<void>;
+  openPath: INotebookFiles['openPath'];
   /** Write a notebook (nbformat JSON) at `path` under the server root, making its folders. */
-  saveNotebook(path: string, content: unknown): Promise<void>;
+  saveNotebook: INotebookFiles['saveNotebook'];
   /** The notebook saved at `path` under the server root (nbformat JSON), or null when there is none. */
-  readNotebook?(path: string): Promise<unknown | null>;
+  readNotebook?: INotebookFiles['readNotebook'];
   /** Path prefilled in the form (e.g. the current notebook). */
   currentPath?(): string;
 }
@@ -872,19 +834,11 @@ export class DefinitionsView extends Widget {
    */
   private async openRun(run: DefinitionRun): Promise<void> {
     try {
-      const notebook = await this.model.client.request('getExecutedNotebook', { path: { job_id: run.job_id } });
-      const name = String(run.job?.notebook ?? 'notebook.ipynb').split('/').pop() || 'notebook.ipynb';
-      const read = this.options.readNotebook ?? (async () => null);
-      const { path, write, kept } = await executedCopyPath(`${EXECUTED_DIR}/${run.job_id}`, name, notebook, read);
-      if (write) {
-        await this.options.saveNotebook(path, notebook);
-      }
-      if (kept.length) {
-        // an earlier copy with changes of its own is the user's: never overwritten (new user 22, N13's kind)
-        this.notice = `${kept.join(', ')} ${kept.length === 1 ? 'differs' : 'differ'} from the run's notebook (edited, or saved while it ran): kept as ${kept.length === 1 ? 'it is' : 'they are'}; opened ${path}`;
+      const { notice } = await openExecutedNotebook(this.model.client, run.job_id, run.job?.notebook, this.options);
+      if (notice) {
+        this.notice = notice;
         this.render();
       }
-      await this.options.openPath(path);
     } catch (err) {
       this.actionError = errorText(err);
       this.render();
@@ -894,7 +848,7 @@ export class DefinitionsView extends Widget {
   private renderRun(run: DefinitionRun, d: Definition): HTMLElement {
     const state = run.job?.state ?? 'removed';
     const notebookRun = !!d.notebook && !!run.job && ['running', 'succeeded', 'failed', 'cancelled', 'lost'].includes(state);
-    const download = URLExt.join(PageConfig.getBaseUrl(), 'api/sched/jobs', encodeURIComponent(run.job_id), 'notebook') + '?download=true';
+    const download = executedDownloadUrl(run.job_id);
     return h(
       'li',
       { class: `jp-sched-run jp-sched-run-${state}`, 'data-job-id': run.job_id },
@@ -1054,32 +1008,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
   requires: [ISchedModel],
   optional: [ISchedSections, ICommandPalette],
   activate: (app: JupyterFrontEnd, model: ISchedModel, sections: ISchedSections | null, palette: ICommandPalette | null) => {
-    const openPath = async (path: string): Promise<void> => {
-      await app.commands.execute('docmanager:open', { path });
-    };
-    const saveNotebook = async (path: string, content: unknown): Promise<void> => {
-      const contents = app.serviceManager.contents;
-      const parts = path.split('/');
-      for (let i = 1; i < parts.length; i++) {
-        const folder = parts.slice(0, i).join('/');
-        try {
-          await contents.get(folder, { content: false });
-        } catch {
-          await contents.save(folder, { type: 'directory' });
-        }
-      }
-      await contents.save(path, { type: 'notebook', format: 'json', content });
-    };
-    const readNotebook = async (path: string): Promise<unknown | null> => {
-      try {
-        return (await app.serviceManager.contents.get(path, { type: 'notebook', content: true })).content as unknown;
-      } catch (err) {
-        if ((err as { response?: { status?: number } })?.response?.status === 404) {
-          return null; // not there: free to write
-        }
-        throw err; // there but unreadable as a notebook: never written over
-      }
-    };
+    const { openPath, saveNotebook, readNotebook } = contentsFiles(app);
     const currentPath = (): string => {
       const current = app.shell.currentWidget as unknown as { context?: { path?: string } } | null;
       const path = current?.context?.path ?? '';

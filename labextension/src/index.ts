@@ -28,6 +28,7 @@ import { describeError, SchedApiError, SchedClient, type Transport } from './cli
 import { CommandIDs } from './commandids';
 import { cancelQuestion, cancelTitle, changedText, clockUTC, cooldownNews, formatDuration, releasedText, serverText, shownText, workName } from './format';
 import { definitionsPlugin } from './definitions';
+import { contentsFiles, openExecutedNotebook } from './executed';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
 import { SchedModel } from './model';
@@ -267,10 +268,33 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
           shell.activateById(existing.id);
           return;
         }
-        const widget = createLogWidget(model.client, id, trans, model.find(id) ?? null);
+        const openNotebook = (job: Job): void => void commands.execute(CommandIDs.openNotebook, { id: job.id });
+        const widget = createLogWidget(model.client, id, trans, model.find(id) ?? null, openNotebook);
         await logs.add(widget);
         shell.add(widget, 'main');
         shell.activateById(widget.id);
+      }
+    });
+    // a notebook job's executed notebook, from My work and its log viewer (newuser39 N1), as a definition's run opens it
+    const files = contentsFiles(app);
+    commands.addCommand(CommandIDs.openNotebook, {
+      label: trans.__('Open Executed Notebook'),
+      caption: trans.__('Open a notebook job\'s executed notebook (outputs and errors), saved in your files under scheduled-runs/<job id>/'),
+      isEnabled: args => !!jobIdFrom(app, args),
+      execute: async args => {
+        const id = jobIdFrom(app, args);
+        if (!id) {
+          return;
+        }
+        try {
+          const job = await jobOf(id);
+          const { notice } = await openExecutedNotebook(model.client, id, job.notebook, files);
+          if (notice) {
+            Notification.warning(shownText(notice), { autoClose: 12000 });
+          }
+        } catch (err) {
+          Notification.error(shownText(trans.__('Could not open the executed notebook of %1: %2', id, describeError(err))), { autoClose: 8000 });
+        }
       }
     });
     commands.addCommand(CommandIDs.cancel, {

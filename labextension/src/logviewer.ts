@@ -29,6 +29,7 @@ import { Widget } from '@lumino/widgets';
 import { describeError, type SchedClient } from './client';
 import { formatBytes, NULL_TRANS, reasonSentence, reasonText, shownText, stateLabel, stateWord } from './format';
 import { runAttributes, TerminalText, utf8Length } from './terminal';
+import { executedDownloadUrl, hasExecutedNotebook } from './executed';
 import { type Job, TERMINAL_STATES } from './types';
 
 /** Bytes asked for per request. */
@@ -96,6 +97,10 @@ export class LogViewer extends Widget {
   private readonly earlierText: HTMLElement;
   private readonly earlierButton: HTMLButtonElement;
   private readonly downloadButton: HTMLButtonElement;
+  private readonly notebookNode: HTMLElement;
+  private readonly notebookButton: HTMLButtonElement;
+  private readonly notebookLink: HTMLAnchorElement;
+  private _openNotebook: ((job: Job) => void) | null = null;
   private offset = 0;
   /** The log's size in bytes at the last answer that said it (null: not said). */
   private size: number | null = null;
@@ -136,7 +141,28 @@ export class LogViewer extends Widget {
     this.follow.checked = true;
     this.follow.className = 'jp-sched-log-follow';
     label.append(this.follow, ` ${trans.__('Follow')}`);
-    head.append(this.titleNode, ' ', idNode, ' ', this.statusNode, label);
+    // a notebook job's executed notebook, from its log's header (newuser39 N1: its log pointed at a path its owner
+    // could not read, and only a definition's run had the button)
+    this.notebookNode = document.createElement('span');
+    this.notebookNode.className = 'jp-sched-log-notebook';
+    this.notebookNode.hidden = true;
+    this.notebookButton = document.createElement('button');
+    this.notebookButton.type = 'button';
+    this.notebookButton.className = 'jp-mod-styled jp-sched-log-open-notebook';
+    this.notebookButton.textContent = trans.__('Open notebook');
+    this.notebookButton.title = trans.__('The executed notebook (outputs and errors), saved in your files under scheduled-runs/%1/; or in a terminal: jupyter-sched logs %1 --notebook', jobId);
+    this.notebookButton.addEventListener('click', () => {
+      if (this._job && this._openNotebook) {
+        this._openNotebook(this._job);
+      }
+    });
+    this.notebookLink = document.createElement('a');
+    this.notebookLink.className = 'jp-sched-log-download-notebook';
+    this.notebookLink.href = executedDownloadUrl(jobId);
+    this.notebookLink.download = '';
+    this.notebookLink.textContent = trans.__('Download notebook');
+    this.notebookNode.append(this.notebookButton, ' ', this.notebookLink);
+    head.append(this.titleNode, ' ', idNode, ' ', this.statusNode, label, ' ', this.notebookNode);
     this.notesNode = document.createElement('div');
     this.notesNode.className = 'jp-sched-log-notes';
     this.notesNode.setAttribute('role', 'note');
@@ -188,6 +214,20 @@ export class LogViewer extends Widget {
     const name = shownText(this._job?.name || this.jobId); // a name's hidden characters as escapes (s30)
     this.titleNode.textContent = name;
     this.output.setAttribute('aria-label', this.trans.__('Output of %1', name));
+    this.showNotebook();
+  }
+
+  /** How the header's "Open notebook" opens the executed notebook in JupyterLab (the plugin's command); unset, only
+   * its Download link is shown. */
+  set openNotebook(open: ((job: Job) => void) | null) {
+    this._openNotebook = open;
+    this.showNotebook();
+  }
+
+  /** Open notebook / Download notebook, once the job is a notebook job that ran and ended. */
+  private showNotebook(): void {
+    this.notebookNode.hidden = !hasExecutedNotebook(this._job);
+    this.notebookButton.hidden = !this._openNotebook;
   }
 
   /** Take a chunk of output and re-render the lines it changed. */
@@ -414,7 +454,9 @@ export class LogViewer extends Widget {
         if (chunk.finished && !chunk.text) {
           let state = this.trans.__('Finished');
           try {
-            state = stateLabel((await this.client.job(this.jobId)).state, this.trans);
+            this._job = await this.client.job(this.jobId);
+            state = stateLabel(this._job.state, this.trans);
+            this.showNotebook();
           } catch {
             // the final state is a nicety; the log is complete either way
           }
@@ -441,8 +483,11 @@ export class LogViewer extends Widget {
 }
 
 /** A main-area widget around a {@link LogViewer}. */
-export function createLogWidget(client: SchedClient, jobId: string, trans: TranslationBundle, job: Job | null = null): MainAreaWidget<LogViewer> {
+export function createLogWidget(
+  client: SchedClient, jobId: string, trans: TranslationBundle, job: Job | null = null, openNotebook: ((job: Job) => void) | null = null
+): MainAreaWidget<LogViewer> {
   const content = new LogViewer(client, jobId, trans, job);
+  content.openNotebook = openNotebook;
   const widget = new MainAreaWidget({ content });
   widget.id = `jp-sched-logs-${jobId}`;
   widget.title.label = trans.__('Logs: %1', shownText(job?.name || jobId));

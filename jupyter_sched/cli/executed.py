@@ -1,0 +1,68 @@
+"""``jupyter-sched logs JOB --notebook [-o FILE]``: a notebook job's executed notebook (its outputs and
+the error of the cell that failed), fetched through the server and saved where the user is.
+
+The runner keeps it in the job's folder on the server — on a hub the service's, which its owner cannot
+read (newuser39 N1: the log's last line gave that path, `Permission denied`); the server hands it only
+to the job's owner (``GET jobs/{id}/notebook``), so this is the one way from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import PurePath
+from typing import Any
+
+from .main import EXIT_OK, EXIT_USAGE, PROG, Streams, job_of
+
+__all__ = ["NOTEBOOK_HELP", "OUTPUT_HELP", "notebook_hint", "save_executed_notebook"]
+
+NOTEBOOK_HELP = ("a notebook job's executed notebook (its outputs, the failed cell's error) instead of its log: saved "
+                 "as NOTEBOOK-JOB.ipynb in this folder (or -o FILE; -o - prints it); yours only")
+OUTPUT_HELP = "with --notebook: where to save it (an existing file is not overwritten; - for stdout)"
+
+
+def notebook_hint(job: Any) -> str | None:
+    """Under an ended notebook job's line (``wait``, ``submit --wait``, ``logs -f``): how to open its executed
+    notebook — where a failed run's "cell 3 (In [4] in the executed notebook) raised …" sends the reader
+    (newuser39 N1) — or None for any other job."""
+    ran = job.get("state") in ("succeeded", "failed") or (job.get("state") == "cancelled" and job.get("started_at"))
+    if not job.get("notebook") or not ran:  # one cancelled before it started has none
+        return None
+    job_id = job.get("id")
+    return (f"its executed notebook (outputs and errors): {PROG} logs {job_id} --notebook saves it here; "
+            f"or the panel: My work → {job_id} → Open notebook")
+
+
+def save_executed_notebook(client: Any, args: argparse.Namespace, io: Streams) -> int:
+    """Fetch the executed notebook of ``args.job_id`` and save it (never over an existing file).
+
+    Returns:
+        0 when saved; 2 when the file to write exists or cannot be written (the server's refusals
+        — not a notebook job, another user's — are raised as :class:`~..errors.SchedError` and said
+        by the CLI as every refusal is)."""
+    job_id = job_of(client, args.job_id, "logs", io)
+    notebook = client.executed_notebook(job_id)
+    text = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    target = args.output
+    if target == "-":
+        io.out.write(text)
+        return EXIT_OK
+    if target is None:
+        job = client.job(job_id)
+        stem = PurePath(str(job.get("notebook") or "notebook.ipynb")).stem or "notebook"
+        target = f"{stem}-{job_id}.ipynb"
+    try:
+        with open(target, "x", encoding="utf-8") as fh:
+            fh.write(text)
+    except FileExistsError:
+        print(f"{PROG} logs: -o: {target} already exists; not overwritten — remove it or name another file with "
+              "-o FILE [usage_error]", file=io.err)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"{PROG} logs: -o: cannot write {target}: {exc.strerror or exc} — name another file with -o FILE "
+              "[usage_error]", file=io.err)
+        return EXIT_USAGE
+    print(f"{job_id}'s executed notebook saved to {os.path.abspath(target)} — open it in Jupyter (or the panel: "
+          "My work → the job → Open notebook)", file=io.out)
+    return EXIT_OK
