@@ -23,7 +23,7 @@ from __future__ import annotations
 from ..model import GPU_MILLI, ResourceRequest
 from .state import ClusterState
 
-__all__ = ["HOST_SHARE_SETTING", "host_share", "within_host_share"]
+__all__ = ["HOST_SHARE_SETTING", "cpu_said", "host_share", "memory_said", "within_host_share"]
 
 HOST_SHARE_SETTING = "c.SchedApp.gpu_node_host_share"
 """The admin setting that turns the split off (its refusals name it; the profile's
@@ -50,3 +50,17 @@ def within_host_share(state: ClusterState, node: int, request: ResourceRequest) 
         return True
     cpu, mem = host_share(state, node, request)
     return (cpu is None or request.cpu_millis <= cpu) and (mem is None or request.memory_mib <= mem)
+
+
+def cpu_said(milli: int) -> str:
+    """Millicores in the unit ``cpu`` is typed in: ``5 CPU cores``, ``0.5 CPU core`` (newuser39 n8:
+    "5000 millicores CPU" to a user who typed ``--cpu 5``, who then copied ``--cpu 4000``)."""
+    cores = milli / 1000
+    return f"{cores:g} CPU core{'' if cores <= 1 else 's'}"
+
+
+def memory_said(mib: int, *, typed: bool = False) -> str:
+    """MiB as a user types host memory: ``16 GiB`` where whole GiB, else ``17000 MiB``; ``typed``:
+    as the value of ``memory`` (``16GiB``), for a hint naming what to type (newuser39 n8)."""
+    said = f"{mib // 1024} GiB" if mib % 1024 == 0 else f"{mib} MiB"
+    return said.replace(" ", "") if typed else said

@@ -19,7 +19,7 @@ from typing import Any
 from ..model import GPU_MILLI, Node, ResourceRequest
 from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
-from .host_share import HOST_SHARE_SETTING, host_share, within_host_share
+from .host_share import HOST_SHARE_SETTING, cpu_said, host_share, memory_said, within_host_share
 from .placer import Flavor
 from .state import FOREIGN_WHY, ClusterState
 
@@ -438,16 +438,16 @@ def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state
             "resubmit with fewer workers or less CPU or memory per worker")
     too_big, field = [], "cpu"
     if request.cpu_millis and cpu and request.cpu_millis > cpu:
-        too_big.append(f"{request.cpu_millis} millicores CPU (the largest node has {cpu})")
+        too_big.append(f"{cpu_said(request.cpu_millis)} (the largest node has {cpu_said(cpu)})")
     if request.memory_mib and memory and request.memory_mib > memory:
-        too_big.append(f"{request.memory_mib} MiB host memory (the largest node has {memory})")
+        too_big.append(f"{memory_said(request.memory_mib)} host memory (the largest node has {memory_said(memory)})")
         field = "cpu" if len(too_big) == 2 else "memory"
     if not too_big:   # each fits some node, but no node holds both (with the GPUs) at once
-        too_big.append(f"{request.cpu_millis} millicores CPU and {request.memory_mib} MiB host memory "
+        too_big.append(f"{cpu_said(request.cpu_millis)} and {memory_said(request.memory_mib)} host memory "
                        f"on one node{' with ' + str(request.gpus) + ' GPUs' if request.gpus else ''} "
                        f"(no node has all of it)")
-    most = [f"{cpu} millicores CPU" if request.cpu_millis and cpu else "",
-            f"{memory} MiB host memory" if request.memory_mib and memory else ""]
+    most = [f"cpu {cpu / 1000:g}" if request.cpu_millis and cpu else "",
+            f"memory {memory_said(memory, typed=True)}" if request.memory_mib and memory else ""]
     return FitReason("Unschedulable", "each worker needs " + " and ".join(too_big), dict(details, field=field),
                      "ask for at most " + " and ".join(m for m in most if m) + " per worker")
 
@@ -490,12 +490,14 @@ def _over_host_share(request: ResourceRequest, state: ClusterState, nodes: set[i
         return None
     over_cpu = bool(request.cpu_millis) and 0 <= cpu_most < request.cpu_millis
     field = "cpu" if over_cpu else "memory"
-    asks = " and ".join(a for a in (f"{request.cpu_millis} millicores CPU" if over_cpu else "",
-                                    f"{request.memory_mib} MiB host memory"
-                                    if request.memory_mib and 0 <= mem_most < request.memory_mib else "") if a)
-    most = " and ".join(m for m in (f"{cpu_most} millicores CPU" if over_cpu else "",
-                                    f"{mem_most} MiB host memory"
-                                    if request.memory_mib and 0 <= mem_most < request.memory_mib else "") if m)
+    over_mem = bool(request.memory_mib) and 0 <= mem_most < request.memory_mib
+    # in the units typed, the hint naming the value to type (newuser39 n8: "5000 millicores CPU", "host --memory")
+    asks = " and ".join(a for a in (cpu_said(request.cpu_millis) if over_cpu else "",
+                                    f"{memory_said(request.memory_mib)} host memory" if over_mem else "") if a)
+    most = " and ".join(m for m in (cpu_said(cpu_most) if over_cpu else "",
+                                    f"{memory_said(mem_most)} host memory" if over_mem else "") if m)
+    typed = " and ".join(m for m in (f"cpu {cpu_most / 1000:g}" if over_cpu else "",
+                                     f"memory {memory_said(mem_most, typed=True)}" if over_mem else "") if m)
     why = ("a GPU node's CPUs and host memory are split among its GPUs, so that no reservation leaves a GPU "
            "unusable for other work")
     details = {"field": field, "cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib,
@@ -514,7 +516,7 @@ def _over_host_share(request: ResourceRequest, state: ClusterState, nodes: set[i
     return FitReason("Unschedulable",
                      f"each worker asks for {asks}, more than its {_n(share_milli)} {owner} part of any GPU node it fits on: "
                      f"at most {most} ({why})", details,
-                     f"ask for at most {most} per worker, or for more GPUs per worker; or {admin}")
+                     f"ask for at most {typed} per worker, or for more GPUs per worker; or {admin}")
 
 
 def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flavor: Flavor,

@@ -1097,14 +1097,14 @@ def test_a_share_that_does_not_fit_reads_as_english(model: str, want: str) -> No
 
 
 HOST_CASES = [
-    pytest.param(make_job("cpu-hog", gpus=0, cpu_millis=500_000), "each worker needs 500000 millicores CPU "
-                 "(the largest node has 128000)", id="a CPU-only job asking more cores than any node has"),
+    pytest.param(make_job("cpu-hog", gpus=0, cpu_millis=500_000), "each worker needs 500 CPU cores "
+                 "(the largest node has 128 CPU cores)", id="a CPU-only job asking more cores than any node has"),
     pytest.param(make_job("gpu-hog", gpus=1, memory_mib=2_000_000), "each worker needs 2000000 MiB host memory "
-                 "(the largest node has 1048576)", id="a GPU job asking more host memory than any node has"),
+                 "(the largest node has 1024 GiB)", id="a GPU job asking more host memory than any node has"),
     pytest.param(make_job("both", gpus=0, cpu_millis=100_000, memory_mib=1_000_000), "on one node (no node has all of it)",
                  id="CPU and memory that fit different nodes but never one"),
-    pytest.param(make_job("wide", gpus=8, cpu_millis=100_000), "each worker needs 100000 millicores CPU "
-                 "(the largest node has 64000)", id="only nodes with enough GPUs count for the CPU check"),
+    pytest.param(make_job("wide", gpus=8, cpu_millis=100_000), "each worker needs 100 CPU cores "
+                 "(the largest node has 64 CPU cores)", id="only nodes with enough GPUs count for the CPU check"),
     # a worker reserves at most its GPUs' part of a GPU node's host (red38 R4): 2 of big-cpu's 2 GPUs, 5 of big-mem's 8
     pytest.param(make_job("gang", gpus=2, workers=2, cpu_millis=100_000), "needs 2 workers of 100000 millicores "
                  "CPU and 0 MiB host memory each, but the nodes can hold only 1 at once",
@@ -1126,7 +1126,7 @@ def test_a_worker_larger_than_every_node_is_rejected_with_numbers(job: Job, mess
     assert message in reason.message
     field = reason.details["field"]
     assert field == ("workers" if job.spec.resources.workers > 1 else
-                     "memory" if "MiB host memory (the largest" in message else "cpu")
+                     "memory" if "host memory (the largest" in message else "cpu")
     assert ("fewer workers" if field == "workers" else "ask for at most") in reason.unblock
 
 

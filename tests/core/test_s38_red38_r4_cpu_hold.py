@@ -52,8 +52,8 @@ def test_red38_r4_a_gpu_job_reserves_at_most_its_gpus_part_of_the_node_cpus() ->
     assert set(refused) == {"c-gpu16", "c-half-over"}, refused
     one = refused["c-gpu16"]
     assert one.details["field"] == "cpu" and one.details["max_cpu_millis"] == 2000, one
-    assert "16000 millicores CPU, more than its 1 GPU's part" in one.message, one.message
-    assert one.unblock == ("ask for at most 2000 millicores CPU per worker, or for more GPUs per worker; or an admin "
+    assert "16 CPU cores, more than its 1 GPU's part" in one.message, one.message
+    assert one.unblock == ("ask for at most cpu 2 per worker, or for more GPUs per worker; or an admin "
                            "may add a node without GPUs to the inventory, or set c.SchedApp.gpu_node_host_share = False "
                            "to turn the split off, letting CPU work keep a GPU node's GPUs idle"), one.unblock
     assert refused["c-half-over"].details["max_cpu_millis"] == 1000, refused["c-half-over"]

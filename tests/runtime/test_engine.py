@@ -590,18 +590,18 @@ def test_a_worker_bigger_than_every_node_is_refused_at_submit_naming_cpu(sqlite_
                                                           inventory_file=str(nodes)))
     with pytest.raises(UnschedulableError) as info:
         svc.submit({"gpus": 1, "cpu": 500, "command": ["true"]}, user="ana")
-    assert info.value.field == "cpu" and "500000 millicores CPU (the largest node has 64000)" in str(info.value)
+    assert info.value.field == "cpu" and "500 CPU cores (the largest node has 64 CPU cores)" in str(info.value)
     with pytest.raises(UnschedulableError) as info:
         svc.submit({"gpus": 0, "memory": "1TiB", "command": ["true"]}, user="ana")
-    assert info.value.field == "memory" and "(the largest node has 262144)" in str(info.value)
+    assert info.value.field == "memory" and "(the largest node has 256 GiB)" in str(info.value)
     with pytest.raises(UnschedulableError) as info:   # CPU fits; the field named is the one to change
         svc.submit({"gpus": 1, "cpu": 8, "memory": "2048GiB", "command": ["true"]}, user="ana")
     assert info.value.field == "memory" and info.value.hint == \
-        "ask for at most 64000 millicores CPU and 262144 MiB host memory per worker"
+        "ask for at most cpu 64 and memory 256GiB per worker"
     # a worker reserves at most its GPUs' part of a GPU node's CPUs (red38 R4): 1 GPU of b's 2, 32 of its 64 cores
     with pytest.raises(UnschedulableError) as info:
         svc.submit({"gpus": 1, "workers": 2, "cpu": 40, "command": ["true"]}, user="ana")
-    assert info.value.field == "cpu" and "at most 32000 millicores CPU" in str(info.value), info.value
+    assert info.value.field == "cpu" and "at most 32 CPU cores" in str(info.value), info.value
     assert svc.list_jobs(user=None) == []   # nothing refused was stored
     fits = svc.submit({"gpus": 1, "cpu": 32, "command": ["true"]}, user="ana")
     assert fits["state"] == "pending"

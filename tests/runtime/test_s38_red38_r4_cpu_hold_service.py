@@ -37,7 +37,7 @@ def test_red38_r4_a_cpu_hold_on_a_gpu_node_is_refused_through_the_service(sqlite
     assert "a job without GPUs reserves no CPU or host memory on a GPU node" in str(hog.value), hog.value
     with pytest.raises(UnschedulableError) as wide:
         svc.submit({"name": "c-gpu16", "command": ["true"], "gpus": 1, "cpu": 16}, user="r38c")
-    assert wide.value.field == "cpu" and "at most 2000 millicores CPU" in str(wide.value), wide.value
+    assert wide.value.field == "cpu" and "at most 2 CPU cores" in str(wide.value), wide.value
     job = svc.submit({"name": "b-guar", "command": ["true"], "gpus": 1, "cpu": 2}, user="r38b")
     svc.tick()
     state = svc.get_job(job["id"], user="r38b")["state"]
