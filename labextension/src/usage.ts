@@ -11,7 +11,7 @@
  * telemetry history ({@link ISchedModel.history}) — a sample without a valid reading is a gap.
  */
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { ICommandPalette, MainAreaWidget } from '@jupyterlab/apputils';
+import { ICommandPalette, InputDialog, MainAreaWidget } from '@jupyterlab/apputils';
 import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
@@ -230,6 +230,12 @@ export class GpuUsageView extends Widget {
   }
 
   render(): void {
+    if (!this.model.supports('telemetry')) {
+      // a chart that could never show anything (newuser39 n15: a grey "missing: no telemetry" chart): say why
+      replaceKeepingFocus(this.node, h('p', { class: 'jp-sched-usage-off', role: 'status' },
+        `${gpuUsageTitle(this.model, this.gpu)}: telemetry is off on this server, so no GPU's utilization or memory is recorded — the admin turns it on (c.SchedApp.telemetry_source)`));
+      return;
+    }
     const history = this.fetched ?? { points: pointsFor(this.model, [this.gpu]), gaps: null, stepMs: 1000 };
     replaceKeepingFocus(this.node, chartBlock(`GPU ${this.gpu}`, history, `gpu-${this.gpu}`));
   }
@@ -238,6 +244,9 @@ export class GpuUsageView extends Widget {
 
   /** Re-read the GPU's last hour from the server (minutes), then redraw. */
   async refresh(): Promise<void> {
+    if (!this.model.supports('telemetry')) {
+      return;
+    }
     this.fetched = (await fetchHistory(this.model, { gpu: this.gpu }, 60)) ?? this.fetched;
     this.render();
   }
@@ -245,10 +254,19 @@ export class GpuUsageView extends Widget {
 
 /**
  * The GPU a `jupyter-sched:gpu-usage` call is about: its `gpu` argument, else the GPU tile the
- * context menu was opened on (inventory tiles carry `data-gpu-uuid`), else the first GPU.
+ * context menu was opened on (inventory tiles carry `data-gpu-uuid`), else the only GPU there is; with
+ * several, undefined: the command asks which (newuser39 n15: the palette charted GPU #0 without asking).
  */
 export function gpuOfCommand(args: { gpu?: unknown }, tileUuid: string | undefined, model: ISchedModel): string | undefined {
-  return typeof args.gpu === 'string' ? args.gpu : (tileUuid ?? model.inventory?.gpus[0]?.uuid);
+  const gpus = model.inventory?.gpus ?? [];
+  return typeof args.gpu === 'string' ? args.gpu : (tileUuid ?? (gpus.length === 1 ? gpus[0].uuid : undefined));
+}
+
+/** A GPU as the inventory numbers it, for the tab and the chooser: `GPU #0 (g1) utilization` (newuser39 n15: the tab
+ * read "GPU usage GPU-static-g", its uuid cut). */
+export function gpuUsageTitle(model: ISchedModel, uuid: string): string {
+  const gpu = model.inventory?.gpus.find(g => g.uuid === uuid);
+  return gpu ? `GPU #${String(gpu.index)} (${String(gpu.node)}) utilization` : `GPU ${uuid} utilization`;
 }
 
 /** The plugin: the "GPU usage" section (when the sections registry is there) and the GPU command. */
@@ -267,16 +285,25 @@ export const usagePlugin: JupyterFrontEndPlugin<void> = {
       create: context => ({ widget: new UsageView(context.model) })
     });
     app.commands.addCommand(GPU_USAGE_COMMAND, {
-      label: args => (args.gpu ? `GPU usage: ${String(args.gpu)}` : 'GPU usage'),
-      caption: 'Utilization and memory of one GPU over time, gaps where telemetry was blank or suspect',
-      execute: args => {
-        const gpu = gpuOfCommand(args, app.contextMenuHitTest(n => !!n.dataset.gpuUuid)?.dataset.gpuUuid, model);
+      // what it is — one GPU's utilization over time — not "GPU usage", which `jupyter-sched usage` and the panel's
+      // Usage report call GPU-hours (newuser39 n15)
+      label: args => (typeof args.gpu === 'string' ? gpuUsageTitle(model, args.gpu) : 'GPU Utilization of a GPU…'),
+      caption: 'Utilization and memory of one GPU over time (asks which GPU), gaps where telemetry was blank or suspect; GPU-hours: the Usage report',
+      execute: async args => {
+        let gpu = gpuOfCommand(args, app.contextMenuHitTest(n => !!n.dataset.gpuUuid)?.dataset.gpuUuid, model);
+        const gpus = model.inventory?.gpus ?? [];
+        if (!gpu && gpus.length) {
+          const titles = gpus.map(g => `${gpuUsageTitle(model, g.uuid)} — ${String(g.model)}`);
+          const chosen = await InputDialog.getItem({ title: 'Utilization of which GPU?', items: titles });
+          gpu = chosen.button.accept && chosen.value ? gpus[titles.indexOf(chosen.value)]?.uuid : undefined;
+        }
         if (!gpu) {
           return;
         }
         const main = new MainAreaWidget({ content: new GpuUsageView(model, gpu) });
         main.id = `jupyter-sched-gpu-usage-${gpu}`;
-        main.title.label = shownText(`GPU usage ${gpu.slice(0, 12)}`);
+        main.title.label = shownText(gpuUsageTitle(model, gpu));
+        main.title.caption = shownText(`Utilization and memory of GPU ${gpu} over time`);
         main.title.closable = true;
         app.shell.add(main, 'main');
         app.shell.activateById(main.id);

@@ -35,11 +35,13 @@ describe('GPU usage section', () => {
     expect(jobGpus(server.jobs[0])).toEqual([GPU]);
   });
 
-  it('the GPU usage command charts its argument, else the GPU tile right-clicked, else the first GPU', () => {
+  it('the GPU utilization command charts its argument, else the GPU tile right-clicked, else it asks', () => {
     const model = { inventory: { gpus: [{ uuid: 'GPU-first' }] } } as unknown as SchedModel;
     expect(gpuOfCommand({ gpu: 'GPU-arg' }, 'GPU-tile', model)).toBe('GPU-arg');
     expect(gpuOfCommand({}, 'GPU-tile', model)).toBe('GPU-tile');
-    expect(gpuOfCommand({}, undefined, model)).toBe('GPU-first');
+    expect(gpuOfCommand({}, undefined, model)).toBe('GPU-first'); // the only one
+    const two = { inventory: { gpus: [{ uuid: 'GPU-a' }, { uuid: 'GPU-b' }] } } as unknown as SchedModel;
+    expect(gpuOfCommand({}, undefined, two)).toBeUndefined(); // several GPUs: the command asks which (newuser39 n15)
   });
 
   it("draws my running job's chart with a gap for the blank span", async () => {
