@@ -509,14 +509,47 @@ def _over_host_share(request: ResourceRequest, state: ClusterState, nodes: set[i
              "the split off, letting CPU work keep a GPU node's GPUs idle")
     details["setting"] = HOST_SHARE_SETTING
     if not request.gpus:
-        return FitReason("Unschedulable",
-                         f"a job without GPUs reserves no CPU or host memory on a GPU node ({why}), and no node "
-                         f"without GPUs has {asks}", details,
-                         f"leave out cpu and memory, or ask for at least one GPU; or {admin}")
+        return _no_cpu_node_holds(request, state, nodes, why, asks, details, admin)
     return FitReason("Unschedulable",
                      f"each worker asks for {asks}, more than its {_n(share_milli)} {owner} part of any GPU node it fits on: "
                      f"at most {most} ({why})", details,
                      f"ask for at most {typed} per worker, or for more GPUs per worker; or {admin}")
+
+
+def _no_cpu_node_holds(request: ResourceRequest, state: ClusterState, nodes: set[int], why: str, asks: str,
+                       details: dict[str, Any], admin: str) -> FitReason:
+    """A job without GPUs too big for every node without GPUs: the largest such node and its size, the
+    value to ask for there, and "ask for GPUs" only where a GPU node's part for some GPUs holds it
+    (newuser39 n9: "run it where the inventory has a node without GPUs" where it has one, too small)."""
+    cpu_nodes = sorted((n for n in nodes if not state.node_gpus[n]),
+                       key=lambda n: (state.nodes[n].cpu_millis, state.nodes[n].memory_mib), reverse=True)
+    said = ["leave out cpu and memory"]
+    where = f"no node without GPUs has {asks}"
+    if cpu_nodes:
+        spec = state.nodes[cpu_nodes[0]]
+        size = " and ".join(x for x in (cpu_said(spec.cpu_millis) if request.cpu_millis and spec.cpu_millis else "",
+                                        f"{memory_said(spec.memory_mib)} host memory"
+                                        if request.memory_mib and spec.memory_mib else "") if x)
+        if size:
+            where = f"the largest node without GPUs ({spec.name}) has {size}"
+            typed = " and ".join(x for x in (f"cpu {spec.cpu_millis / 1000:g}" if request.cpu_millis
+                                             and spec.cpu_millis and request.cpu_millis > spec.cpu_millis else "",
+                                             f"memory {memory_said(spec.memory_mib, typed=True)}" if request.memory_mib
+                                             and spec.memory_mib and request.memory_mib > spec.memory_mib else "")
+                             if x)
+            said = [f"ask for at most {typed}"] if typed else said
+    gpus = [math.ceil(max(request.cpu_millis * len(state.node_gpus[n]) / state.nodes[n].cpu_millis
+                          if request.cpu_millis and state.nodes[n].cpu_millis else 1,
+                          request.memory_mib * len(state.node_gpus[n]) / state.nodes[n].memory_mib
+                          if request.memory_mib and state.nodes[n].memory_mib else 1))
+            for n in nodes if state.node_gpus[n]]
+    least = min((g for g, n in zip(gpus, [n for n in nodes if state.node_gpus[n]], strict=True)
+                 if g <= len(state.node_gpus[n])), default=0)
+    if least:
+        said.append(f"ask for at least {least} GPU{'s' if least != 1 else ''}")
+    return FitReason("Unschedulable",
+                     f"a job without GPUs reserves no CPU or host memory on a GPU node ({why}), and {where}",
+                     details, f"{', or '.join(said)}; or {admin}")
 
 
 def _worker_slots(request: ResourceRequest, state: ClusterState, node: int, flavor: Flavor,

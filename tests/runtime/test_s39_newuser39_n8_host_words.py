@@ -44,3 +44,20 @@ def test_newuser39_n8_host_part_refusals_speak_cores_and_gib_with_the_value_to_t
     _, cli_hint = in_surface_terms(err.message, err.hint, field, CLI)
     assert cli_hint is not None and cli_hint.startswith(hint), cli_hint
     assert "host --memory" not in cli_hint, cli_hint
+
+
+def test_newuser39_n9_a_cpu_only_ask_names_the_largest_node_without_gpus(sqlite_db: str, tmp_path: Path) -> None:
+    """``--gpus 0 --cpu 9`` with c1 (no GPUs, 8 cores) was told "no node without GPUs has 9000 millicores CPU — ask
+    for at least one GPU, or run it where the inventory has a node without GPUs": it has one. Now the largest such
+    node and its size, the value to type, and GPUs only as many as a GPU node's part needs (3 of g1's 4: 12 cores)."""
+    (tmp_path / "nodes.yaml").write_text(NODES)
+    svc = SchedulerService(store=Store(sqlite_db), inventory=StaticInventory(tmp_path / "nodes.yaml"),
+                           executor=LocalExecutor(tmp_path / "jobs"), clock=ManualClock(T0),
+                           cycle_interval_s=0.0, stop_grace_s=5.0)
+    with pytest.raises(UnschedulableError) as refused:
+        svc.submit({"name": "n9", "command": ["true"], "gpus": 0, "cpu": 9}, user="ann")
+    err = refused.value
+    assert err.field == "cpu", err
+    assert "the largest node without GPUs (c1) has 8 CPU cores" in err.message, err.message
+    assert "where the inventory has a node without GPUs" not in str(err), err
+    assert err.hint is not None and err.hint.startswith("ask for at most cpu 8, or ask for at least 3 GPUs;"), err.hint
