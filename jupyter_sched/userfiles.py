@@ -25,7 +25,7 @@ from .safefd import open_fd
 
 __all__ = ["CHECKED_BYTES", "IN_PROCESS_BYTES", "NOTEBOOK_RUN_BYTES", "START_FOLDER_RUNNER", "TOO_BIG", "TOO_DEEP",
            "NotRunnable", "content_problem", "content_refusal", "file_problem", "not_regular_refusal", "notebook_kernel",
-           "notebook_start", "read_run_file", "size_words", "start_folder_argv", "too_big_refusal", "unrunnable"]
+           "notebook_start", "read_head", "read_run_file", "size_words", "start_folder_argv", "too_big_refusal", "unrunnable"]
 
 START_FOLDER_RUNNER = (
     "import runpy,sys,traceback as t;f=sys.argv.pop(1);"
@@ -283,6 +283,17 @@ def too_big_refusal(kind: str, path: str, size: int | None, limit: int) -> tuple
             "clear its outputs (Jupyter: Edit > Clear Outputs of All Cells; a run makes them anew) and save it, "
             "and keep big data in files the notebook reads" if kind == "notebook" else
             "keep big data in files the script reads")
+
+
+def read_head(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit`` first bytes of the regular file at ``path`` — a FIFO, device or socket (a link to one too)
+    is refused before it is opened (red39 R4's kind: a ``--token-file`` or script head that is a FIFO hung the CLI).
+
+    Raises:
+        OSError: it cannot be opened, or is no regular file (EINVAL, "not a regular file").
+    """
+    with os.fdopen(open_fd(path, os.O_RDONLY, kind="file"), "rb") as fh:
+        return fh.read(limit)
 
 
 def read_run_file(path: str | os.PathLike[str], *, kind: str = "notebook", limit: int = NOTEBOOK_RUN_BYTES) -> bytes:

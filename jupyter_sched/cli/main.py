@@ -58,7 +58,7 @@ from typing import Any, NamedTuple, NoReturn, TextIO
 
 from ..errors import AuthenticationError, AuthorizationError, SchedError, ValidationError
 from ..model.units import shown_in
-from ..userfiles import file_problem
+from ..userfiles import file_problem, read_head
 from .aliases import OneSetting
 
 __all__ = [
@@ -676,7 +676,7 @@ def _token_in(parser: argparse.ArgumentParser, path: str) -> str:
     """The token in ``--token-file FILE``: its first line, spaces around it dropped — read from the
     first :data:`TOKEN_FILE_BYTES` bytes only (a device or a huge file is refused, not read to its end)."""
     try:
-        with open(path, "rb") as fh:
+        with open(path, "rb") as fh:  # a pipe too (--token-file <(pass show …)): read to the bound only
             head = fh.read(TOKEN_FILE_BYTES + 1)
         line, newline, _ = head.partition(b"\n")
         if not newline and len(head) > TOKEN_FILE_BYTES:
@@ -921,8 +921,7 @@ def _content_refusal(kind: str, full: str, path: str) -> str:
     from ..userfiles import CHECKED_BYTES, content_problem, content_refusal
 
     try:
-        with open(full, "rb") as fh:
-            head = fh.read(CHECKED_BYTES + 1)
+        head = read_head(full, CHECKED_BYTES + 1)
     except OSError:
         return ""
     problem = content_problem(kind, head, full) if len(head) <= CHECKED_BYTES else None
@@ -935,8 +934,7 @@ def _content_refusal(kind: str, full: str, path: str) -> str:
 def _looks_like_notebook(path: str) -> bool:
     """Whether ``path`` holds a notebook: JSON text (its first character ``{``), whatever its name."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+        return read_head(path, 4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
     except OSError:
         return False
 

@@ -96,8 +96,9 @@ def foreign_python_warning(argv: Any, resolved: str, working_dir: str, *, own: s
     script = next((a for a in args if a.endswith(".py") and not a.startswith("-")), None)
     if not uses and script is not None:
         try:
-            with open(os.path.join(os.path.expanduser(working_dir), script), "rb") as fh:
-                uses = b"jupyter_sched" in fh.read(1 << 20)
+            from ..userfiles import read_head
+
+            uses = b"jupyter_sched" in read_head(os.path.join(os.path.expanduser(working_dir), script), 1 << 20)
         except OSError:
             return None
     if not uses:

@@ -143,10 +143,11 @@ def parameters_file_note(path: str, parameters: Mapping[str, Any]) -> str:
     beside a job or definition that gets ``parameters``."""
     if not parameters:
         return ""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            nb = untrusted_json.loads(handle.read())
-    except (OSError, ValueError):
+    from ..userfiles import NotRunnable, read_run_file
+
+    try:  # a regular file in the runner's bound only: a FIFO hung the CLI, a huge file filled it (red39 R4's kind)
+        nb = untrusted_json.loads(read_run_file(path).decode("utf-8"))
+    except (OSError, ValueError, NotRunnable):
         return ""
     return parameters_note(nb, parameters, path.rsplit("/", 1)[-1]) if isinstance(nb, dict) else ""
 

@@ -46,14 +46,15 @@ def carried_script(name: str, source: str, args: Sequence[str] = ()) -> dict[str
     return body
 
 
-def carried_notebook(path: Path) -> dict[str, Any]:
-    """Body fields of a notebook carried by content, outputs and execution counts removed.
+def carried_notebook(path: Path, text: str | None = None) -> dict[str, Any]:
+    """Body fields of a notebook carried by content (``text``: its text, read by the caller in bounds; else read
+    here), outputs and execution counts removed.
 
     Raises:
         OSError: the notebook cannot be read.
         ValueError: it is not JSON.
     """
-    notebook = untrusted_json.loads(path.read_text(encoding="utf-8"))
+    notebook = untrusted_json.loads(path.read_text(encoding="utf-8") if text is None else text)
     for cell in notebook.get("cells", ()) if isinstance(notebook, dict) else ():
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
             cell["outputs"] = []

@@ -1189,7 +1189,7 @@ class SchedMagics(Magics):
     def _schedule_run(self, cmd: ScheduleCommand) -> str:
         script = self._existing(str(cmd.target), "script")
         if self._hub():
-            body = self._hub_body(cmd, carried_script(script.name, script.read_text(encoding="utf-8"), cmd.args))
+            body = self._hub_body(cmd, carried_script(script.name, _carried_text(script, "script"), cmd.args))
         else:
             body = job_body(cmd.options, command=[sys.executable, str(script), *cmd.args], working_dir=str(Path.cwd()))
         body.setdefault("name", script.stem)
@@ -1200,7 +1200,8 @@ class SchedMagics(Magics):
         notebook = self._existing(str(cmd.target), "notebook")
         # it starts in its own folder, as its kernel would and a definition's run does (newuser26 N10)
         if self._hub():
-            body = self._hub_body(cmd, carried_notebook(notebook), start=notebook.parent)
+            body = self._hub_body(cmd, carried_notebook(notebook, _carried_text(notebook, "notebook")),
+                                  start=notebook.parent)
         else:
             body = job_body(cmd.options, notebook=str(notebook), working_dir=str(notebook.parent))
         body.setdefault("name", notebook.stem)
@@ -1230,7 +1231,7 @@ class SchedMagics(Magics):
     def _schedule_serve(self, cmd: ScheduleCommand) -> str:
         app = self._existing(str(cmd.target), "script")
         if self._hub():
-            body = self._hub_body(cmd, carried_script(app.name, app.read_text(encoding="utf-8"), cmd.args),
+            body = self._hub_body(cmd, carried_script(app.name, _carried_text(app, "script"), cmd.args),
                                   kind="inference", port=cmd.port)
         else:
             body = job_body(cmd.options, command=[sys.executable, str(app), *cmd.args], working_dir=str(Path.cwd()),
@@ -1621,3 +1622,21 @@ def _was(after: dict[str, Any]) -> dict[str, Any] | None:
         return None
     return {**after, "state": "running" if after.get("started_at") else "admitted" if after.get("admitted_at")
             else "pending"}
+
+
+def _carried_text(path: Path, kind: str) -> str:
+    """The text of the ``kind`` file at ``path`` a hub job carries — a regular file within what a job carries
+    (``source`` 1 MiB, ``notebook_json`` 8 MiB), read no further: a FIFO hung the kernel, a 20 GB file filled it
+    before the server refused it (red39 R4's kind).
+
+    Raises:
+        MagicError: naming the path, what it is or its size and the bound, with the fix.
+    """
+    from ..model.validation import MAX_NOTEBOOK_JSON_BYTES, MAX_SOURCE_BYTES
+    from ..userfiles import NotRunnable, read_run_file
+
+    try:
+        data = read_run_file(path, kind=kind, limit=MAX_NOTEBOOK_JSON_BYTES if kind == "notebook" else MAX_SOURCE_BYTES)
+    except NotRunnable as exc:
+        raise MagicError(f"{exc.message} — {exc.hint}") from None
+    return data.decode("utf-8", errors="replace")

@@ -181,3 +181,34 @@ def test_red39_r10_carried_script_cannot_take_a_job_folder_file_name(server: Emb
         assert c.get(f"jobs/{job}").json()["state"] == "succeeded"
         log = c.get(f"jobs/{job}/logs")
         assert "ran mine" in log.text, log.text
+
+
+_CLIENT_READS = """
+import json, sys
+from pathlib import Path
+from jupyter_sched.definitions.parameters import parameters_file_note
+from jupyter_sched.magics.core import MagicError, _carried_text
+said = {"note": parameters_file_note(sys.argv[1], {"x": 2})}
+for name in sys.argv[1:]:
+    try:
+        _carried_text(Path(name), "notebook")
+        said[name] = "read"
+    except MagicError as exc:
+        said[name] = str(exc)
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.parametrize("kind", ["fifo", "sparse", "zero"])
+def test_red39_r4_the_clients_reads_of_a_named_file_refuse_a_fifo_or_huge_one_at_once(tmp_path: Path, kind: str) -> None:
+    """The kind on the client side: ``%schedule notebook`` on a hub carries the file (read whole: a FIFO hung the
+    kernel, 20 GB filled it), the parameters note read the notebook whole. Each refuses it before a read (a
+    subprocess: before the fix the FIFO's read never ended). ``--token-file`` takes a pipe on purpose
+    (``<(pass show …)``, newuser14 N24) and reads it to a bound: left as it is."""
+    nb = unusable(kind, tmp_path / f"{kind}.ipynb")
+    done = subprocess.run([sys.executable, "-c", _CLIENT_READS, str(nb)], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.splitlines()[-1])
+    assert said["note"] == ""
+    assert said[str(nb)].startswith(f"notebook {str(nb)!r} {WANT[kind]}"), said
