@@ -32,6 +32,7 @@ from ..store import Store
 from ..textsafe import printable_line
 from .audit import log_sink
 from .definitions import definition_settings
+from .host_size import overstated_nodes
 from .idle import retention_s, seed_monitor
 from .inventory_watch import INVENTORY_CHANGED, InventoryWatch
 from .jobfiles import job_files_sweep
@@ -365,6 +366,8 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
         inventory.on_read = watch = inventory_watch(service, logger)
         if (read := inventory.peek()) is not None:  # an inventory file is read at build: said now
             watch(read)
+            if (over := overstated_nodes(read)) is not None:  # local jobs run on this host (newuser39 n10)
+                logger.warning("jupyter_sched: %s", over)
     return service
 
 
