@@ -86,6 +86,8 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                     if not check.ok:  # it opens a GPU of its own: that whole GPU is above the line
                         ctx.state.release(job.id)
                         placement = None
+                    elif check.borrowed and ctx.owed and (owed := _owed_where_placed(ctx, job, flavor, placement)):
+                        return None, owed  # borrowed only as placed: the owed check ran on its least cost (verify39 V1)
             if placement is not None:
                 ctx.quota.charge(job.id, spec.team, spec.user, flavor.model, milli)
                 if ctx.headroom:
@@ -132,6 +134,17 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
                             "reservation": res.eta.isoformat() if res.eta else None,
                             **({"reserved_for_elected": True} if elected else {})}
     return None, outcome
+
+
+def _owed_where_placed(ctx: CycleContext, job: Job, flavor: Flavor, placement: Placement) -> FlavorOutcome | None:
+    """:func:`.owed.owed_outcome` of a share already placed at ``placement`` whose charge there borrows where its
+    least cost did not (it opens a GPU of its own): taken back to judge it, as if not yet placed; kept where it may
+    go (verify39 V1: a borrowing 0.1 share opened the wholly free GPU a --no-preempt guarantee was owed)."""
+    ctx.state.release(job.id)
+    owed = owed_outcome(ctx, job, flavor, lambda: placement)
+    if owed is None:
+        ctx.state.take(job.id, placement.holding)
+    return owed
 
 
 def _share_refused(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor, check: QuotaCheck) -> QuotaCheck:
