@@ -37,7 +37,7 @@ HELD_S = 120.0
 it first)."""
 
 
-def _ends_leaving_a_stubborn_child(tmp_path: Path, code: int) -> list[str]:
+def _ends_leaving_a_lingering_child(tmp_path: Path, code: int) -> list[str]:
     """A command that starts a process ignoring SIGTERM/SIGUSR1, waits until it runs, then exits ``code``."""
     ready = tmp_path / f"leftover-ready-{code}"
     return ["sh", "-c", f"(trap '' TERM USR1; touch {ready}; exec sleep {HELD_S:g}) & "
@@ -70,7 +70,7 @@ def test_red39_r2_job_that_exited_while_its_wrapper_finished_is_not_recorded_can
         sqlite_db: str, tmp_path: Path) -> None:
     svc = _service(sqlite_db, tmp_path)
     try:
-        ended = svc.submit({"gpus": 0, "name": "r2-ended", "command": _ends_leaving_a_stubborn_child(tmp_path, 3)},
+        ended = svc.submit({"gpus": 0, "name": "r2-ended", "command": _ends_leaving_a_lingering_child(tmp_path, 3)},
                            user="r39c")["id"]
         # a stop that reaches the job while it runs ends it, even when it answers with an exit code of its own
         answers = svc.submit({"gpus": 0, "name": "r2-answers", "command": [
@@ -116,7 +116,7 @@ def test_red39_r11_job_ended_before_preemption_keeps_its_end(sqlite_db: str, tmp
     try:
         # ml borrows a GPU of cv's guarantee; its command ends (exit 0) and leaves a process the wrapper waits out
         done = svc.submit({"gpus": 3, "name": "r11-done", "team": "ml", "priority": "low", "time_limit_s": 600,
-                           "command": _ends_leaving_a_stubborn_child(tmp_path, 0)}, user="root")["id"]
+                           "command": _ends_leaving_a_lingering_child(tmp_path, 0)}, user="root")["id"]
         tick_until(svc, "the borrower to run", lambda: state_of(svc, done) == "running")
         _hold_after_its_end(svc, done)
         cv = svc.submit({"gpus": 2, "name": "r11-owner", "team": "cv", "time_limit_s": 240,
