@@ -91,14 +91,19 @@ _REPEATED: tuple[tuple[int, str, re.Pattern[str]], ...] = (
      re.compile(r"Blocking request with non-local 'Host' ")),  # jupyter_server's host check, before any handler
     (logging.WARNING, "more requests refused {0} before a handler named anyone",
      re.compile(r"(4\d\d) [A-Z]+ \S+ \([^)@]*\): ")),  # tornado's line of an HTTPError (xsrf, 404 of no route)
-    (logging.INFO, "more requests refused 401 (no identity)",
-     re.compile(r"jupyter_sched [A-Z]+ \S+ -> 401: ")),  # our own line of a refused credential (401: nobody named)
+    (logging.INFO, "more requests refused 401 (a credential that names nobody)",
+     re.compile(r"jupyter_sched [A-Z]+ \S+ -> 401: ")),  # our own line of a refused credential (a made-up job token)
+    (logging.INFO, "more requests refused {0} that named nobody",
+     re.compile(r"jupyter_sched [A-Z]+ \S+ -> (4\d\d) \(nobody named\): ")),  # our own refusal line (web.log_exception)
+    (logging.WARNING, "more cross-origin requests blocked",
+     re.compile(r"Blocking Cross Origin API request for ")),  # jupyter_server's check_origin (verify39 V3)
     (logging.INFO, "more malformed HTTP messages", re.compile(r"Malformed HTTP message from ")),  # tornado's parser
     (logging.INFO, "more new xsrf cookies set", re.compile(r"Setting new xsrf cookie for ")),  # each cookie-less request
 )
 """The lines a flood of requests that name nobody writes one per request (red29: made-up tokens, two per 403, ~1 MB of
 log a minute; red39 R7: a foreign Host header, unknown paths, malformed request lines, missing ``_xsrf``, made-up job
-tokens — up to 4.5 MB a minute from any local process, no account needed): ``(level, what the count says, pattern)``.
+tokens — up to 4.5 MB a minute from any local process, no account needed; verify39 V3, V4: a foreign ``Origin``,
+a control character in the path): ``(level, what the count says, pattern)``.
 A pattern's first group, when it has one (the status), splits its kind; ``{0}`` in the words is that group."""
 
 

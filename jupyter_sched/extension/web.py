@@ -144,7 +144,7 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
     def _template(self) -> str:
         """The route as openapi.yaml writes it: ``jobs/{job_id}`` for ``jobs/j-1``."""
         route = self._route
-        for name, value in (self.path_kwargs or {}).items():
+        for name, value in (getattr(self, "path_kwargs", None) or {}).items():  # unset: a method tornado refuses (verify39 V2)
             if value:
                 route = route.replace(str(value), "{" + name + "}", 1)
         return route
@@ -427,9 +427,9 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
         """SchedErrors are expected answers (one line); anything else keeps its traceback."""
         if isinstance(value, SchedError) and http_status_for(value) >= 500:
             return  # write_error logs it whole, with the reference the client gets
-        if isinstance(value, SchedError):
-            self.log.info("jupyter_sched %s %s -> %s: %s", self.request.method, self.request.path,
-                          http_status_for(value), value)
+        if isinstance(value, SchedError):  # a caller that named nobody says so: request_log.Repeats (verify39 V4)
+            self.log.info("jupyter_sched %s %s -> %s%s: %s", self.request.method, self.request.path, http_status_for(value),
+                          " (nobody named)" if getattr(self, "_current_user", None) is None else "", value)
             return
         super().log_exception(typ, value, tb)
 
