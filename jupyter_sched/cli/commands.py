@@ -309,9 +309,12 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     print(f"submitted {line.split(' ', 1)[1]}", file=io.out)
     _request_notes(args, job, io)
     if args.notebook and body.get("parameters") and not args.quiet:  # as `definitions run -p` notes it (N27)
-        # the notebook the job runs, as carried (newuser39 n3: joined to its own folder again, `sub/rep.ipynb`
-        # was read at sub/sub/rep.ipynb — no such file, no note; a misspelt -p ran silently on the defaults)
-        path = os.path.expanduser(str(body.get("notebook") or args.notebook))
+        # the notebook the job runs: the body's name in the body's folder (newuser39 n3: the typed path was joined to
+        # its own folder again, `sub/rep.ipynb` read at sub/sub/rep.ipynb — no file, no note; run A: `--workdir W
+        # --notebook nop.ipynb` read ./nop.ipynb)
+        run_name = body.get("notebook")
+        folder = os.path.expanduser(str(body.get("working_dir") or "."))
+        path = os.path.join(folder, str(run_name)) if run_name else os.path.expanduser(str(args.notebook))
         note_parameters(path, body["parameters"], io, prefix=f"{PROG} submit: ")
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -41,6 +40,12 @@ NOTEBOOK = {"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}
 HANG_GUARD_S = 120
 """Not a timing: before the fix the FIFO's runner never ended, and this turns that into a failure, not a hang."""
 RSS_MOST_KIB = 400 << 10
+
+PEAK = "peak-kib="
+_LAUNCH = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
+           f"print('{PEAK}%d' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(rc)")
+"""Runs the runner as its only child and says that child's peak RSS (KiB): the test process's own RUSAGE_CHILDREN
+holds the largest child it ever reaped — a JupyterLab an earlier test of the same worker ran (run A: 665,812 KiB)."""
 """The runner's peak RSS may not reach this (400 MiB): a Python with nbformat loaded is ~60 MiB; before the fix
 the 20 GB file's read grew it to 10.8 GB."""
 
@@ -65,20 +70,21 @@ WANT = {"fifo": "is a FIFO (named pipe), not a regular file", "sparse": "is 20 G
 def test_red39_r4_definition_notebook_that_is_a_fifo_or_huge_fails_at_once(tmp_path: Path, kind: str) -> None:
     nb = unusable(kind, tmp_path / f"{kind}.ipynb")
     out = tmp_path / "run" / "executed.ipynb"
-    proc = subprocess.Popen([sys.executable, "-m", "jupyter_sched.executors.run_notebook", str(nb), str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", _LAUNCH, sys.executable, "-m", "jupyter_sched.executors.run_notebook",
+                             str(nb), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
         _, stderr = proc.communicate(timeout=HANG_GUARD_S)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, 9)  # the launcher and the runner under it
             proc.wait()
     assert proc.returncode == EXIT_BAD_INPUT, stderr
     outcome = json.loads((out.parent / "outcome.json").read_text())
     assert outcome["status"] == "failed"
     assert outcome["reason"].startswith(f"notebook {str(nb)!r} {WANT[kind]}"), outcome["reason"]
     assert WANT[kind] in stderr and "Traceback" not in stderr
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the largest child reaped so far
+    peak_kib = int(stderr.rsplit(PEAK, 1)[1].split()[0])  # the runner's own peak (_LAUNCH)
     assert peak_kib < RSS_MOST_KIB, f"the runner's RSS grew to {peak_kib} KiB"
 
 

@@ -48,7 +48,7 @@ def test_newuser26_n2_env_pair_takes_name_value_or_a_name_set_here() -> None:
     (["wait", "nightly", "run", "2"], 'jupyter-sched wait: unexpected arguments: run 2 — a name with spaces is quoted: '
                                       'jupyter-sched wait "nightly run 2" [usage_error]'),
     (["logs", "j1", "--raw", "x"], "jupyter-sched logs: unexpected arguments: x — usage: jupyter-sched logs [-h] [-f] "
-                                   "[-n N] [--raw] [--json] JOB [usage_error]"),
+                                   "[-n N] [--raw] [--notebook] [-o FILE] [--json] JOB [usage_error]"),
 ], ids=["logs", "wait", "not after the name"])
 def test_newuser26_n7_an_unquoted_name_with_spaces_is_told_to_quote_it(
         argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
