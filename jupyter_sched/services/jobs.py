@@ -83,6 +83,7 @@ from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .drain_notice import drain_under, with_drain
+from .host_size import host_memory_mib
 from .job_update import planned, top_refusal
 from .models import (
     CancelJobRequest,
@@ -848,7 +849,7 @@ class JobsService:
         if not isinstance(self.ctx.executor, LocalExecutor):
             return
         asked = spec.resources.memory_mib
-        host = _host_memory_mib() if asked else 0
+        host = host_memory_mib() if asked else 0
         if host and asked > host:
             # new user 17, N3: "…: the job's memory limit would be no limit" was hard to read
             field, value = sent_value(sent or {}, "memory") or ("memory", None)
@@ -1820,14 +1821,6 @@ def _decimal_memory(value: object, field: str = "mem_per_gpu") -> builtins.list[
     big = letter.upper()
     return [f"{field} {text} is {mib} MiB ({big} and {big}B are 10^{_POWERS[big.lower()]} bytes; {number}{big}iB is "
             f"{binary} MiB)"]
-
-
-def _host_memory_mib() -> int:
-    """This host's physical memory in MiB (0 when the system does not say)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 20
-    except (ValueError, OSError):
-        return 0
 
 
 def _not_reserved(spec: JobSpec, inv: Inventory, *, memory_capped: bool = False) -> builtins.list[str]:

@@ -115,9 +115,9 @@ def test_newuser17_n3_more_memory_than_the_host_is_said_plainly(services: Servic
     """``memory_mib 10000000 is more than this host has (24105 MiB): the job's memory limit would be
     no limit`` — the last clause was hard to parse: the host's MiB and the fix, nothing else."""
     from jupyter_sched.errors import UnschedulableError
-    from jupyter_sched.services.jobs import _host_memory_mib
+    from jupyter_sched.services.host_size import host_memory_mib
 
-    host = _host_memory_mib()
+    host = host_memory_mib()
     if not host:
         pytest.skip("this host says no memory size")
     bo = services.caller("bo", admin=False)

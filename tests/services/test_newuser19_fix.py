@@ -9,12 +9,12 @@ import pytest
 from jupyter_sched.errors import UnschedulableError, ValidationError
 from jupyter_sched.model.validation import as_sent
 from jupyter_sched.services import Services
-from jupyter_sched.services.jobs import _host_memory_mib
+from jupyter_sched.services.host_size import host_memory_mib
 from jupyter_sched.services.models import SetQuotasRequest, SubmitJobRequest
 
 
 def _host() -> int:
-    host = _host_memory_mib()
+    host = host_memory_mib()
     if not host:
         pytest.skip("this host says no memory size")
     return host
