@@ -50,9 +50,7 @@ def start_kernel(sched_app: Any, jp_serverapp: Any,
     kernels: list[Kernel] = []
 
     async def start(path: str = "", load: bool = True) -> Kernel:
-        kernel_id = await jp_serverapp.kernel_manager.start_kernel(path=path)
-        kernel = Kernel(jp_serverapp, kernel_id)
-        await kernel.start()
+        kernel = await Kernel.launch(jp_serverapp, path)
         kernels.append(kernel)
         if load:
             result = await kernel.run("%load_ext jupyter_sched")

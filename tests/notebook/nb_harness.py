@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,17 +54,59 @@ class CellResult:
         return "\n".join(parts)
 
 
+PORT_TAKEN = "Address already in use"
+"""What a kernel prints when a port jupyter_client picked for it was taken before it could bind it (see ``launch``)."""
+
+
 class Kernel:
     """A kernel started by the server's kernel manager, driven through an async client."""
 
-    def __init__(self, serverapp: Any, kernel_id: str) -> None:
+    def __init__(self, serverapp: Any, kernel_id: str, stderr: Any = None) -> None:
         self.serverapp = serverapp
         self.id = kernel_id
         self.client: Any = serverapp.kernel_manager.get_kernel(kernel_id).client()
+        self._stderr = stderr  # the kernel process's stderr file; kept open: a restart relaunches onto it
+
+    @classmethod
+    async def launch(cls, serverapp: Any, path: str = "") -> Kernel:
+        """Start a kernel through the server's kernel manager and wait until it answers ``kernel_info``.
+
+        jupyter_client picks a kernel's five TCP ports by binding port 0 and closing the sockets; the kernel binds
+        them a moment later, and in a parallel test run another process can take one meanwhile (any outgoing
+        connection's ephemeral port, or another test's "free port"): the kernel then exits at start with ZMQError
+        "Address already in use" and ``wait_for_ready`` says "Kernel died before replying to kernel_info". That
+        start — and only that one — is tried again once on fresh ports; any other death fails with the kernel's
+        stderr.
+
+        Raises:
+            RuntimeError: the kernel died at start for another reason, or its ports were taken twice.
+        """
+        for attempt in (1, 2):
+            stderr = tempfile.TemporaryFile()  # lives as long as the kernel: see __init__
+            kernel_id = await serverapp.kernel_manager.start_kernel(path=path, stderr=stderr)
+            kernel = cls(serverapp, kernel_id, stderr)
+            try:
+                await kernel.start()
+                return kernel
+            except RuntimeError as died:
+                said = kernel.stderr_text()
+                kernel.stop()
+                if kernel_id in serverapp.kernel_manager:
+                    await serverapp.kernel_manager.shutdown_kernel(kernel_id, now=True)
+                if attempt == 2 or PORT_TAKEN not in said:
+                    raise RuntimeError(f"{died}; the kernel's stderr (start {attempt} of 2):\n{said}") from died
+        raise AssertionError("unreachable")
 
     async def start(self) -> None:
         self.client.start_channels()
         await self.client.wait_for_ready(timeout=60)
+
+    def stderr_text(self) -> str:
+        """What the kernel process wrote to its stderr so far ('' when it was not captured)."""
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return str(self._stderr.read().decode(errors="replace"))
 
     async def run(self, code: str, *, timeout_s: float = 60.0) -> CellResult:
         """Execute ``code``; collect streams, displays and the error (never raises on cell errors)."""
@@ -98,6 +142,10 @@ class Kernel:
 
     def stop(self) -> None:
         self.client.stop_channels()
+        if self._stderr is not None:
+            sys.stderr.write(self.stderr_text())  # where it went before it was captured: a failing test shows it
+            self._stderr.close()
+            self._stderr = None
 
 
 async def wait_for(predicate: Callable[[], Any], *, timeout_s: float = 30.0, poll_s: float = 0.1) -> Any:

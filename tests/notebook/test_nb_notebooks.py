@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
-from nb_harness import TOKEN, cell_text, wait_for
+from nb_harness import TOKEN, Kernel, cell_text, wait_for
 from nbclient import NotebookClient
 
 from tests.onboarding.test_readme import example_notebooks
@@ -31,13 +31,13 @@ NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 async def _execute(serverapp: Any, root: Path, name: str) -> nbformat.NotebookNode:
     shutil.copy(NOTEBOOKS / name, root / name)
     nb = nbformat.read(str(root / name), as_version=4)
-    kernel_id = await serverapp.kernel_manager.start_kernel(path="")
-    km = serverapp.kernel_manager.get_kernel(kernel_id)
+    kernel = await Kernel.launch(serverapp)
     try:
-        client = NotebookClient(nb, km=km, timeout=180, allow_errors=False)
+        client = NotebookClient(nb, km=serverapp.kernel_manager.get_kernel(kernel.id), timeout=180, allow_errors=False)
         await client.async_execute()
     finally:
-        await serverapp.kernel_manager.shutdown_kernel(kernel_id, now=True)
+        kernel.stop()
+        await serverapp.kernel_manager.shutdown_kernel(kernel.id, now=True)
     return nb
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
-from nb_harness import TOKEN, wait_for
+from nb_harness import TOKEN, Kernel, wait_for
 from nbclient import NotebookClient
 
 pytestmark = pytest.mark.slow  # a kernel and jobs on a real server
@@ -74,13 +74,14 @@ async def test_newuser30_n20_the_queue_table_shows_whole_names_and_reasons_in_ht
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in CELLS])
     try:
         await wait_for(holding, timeout_s=60)
-        kernel_id = await jp_serverapp.kernel_manager.start_kernel(path="")
+        kernel = await Kernel.launch(jp_serverapp)
         try:
-            client = NotebookClient(nb, km=jp_serverapp.kernel_manager.get_kernel(kernel_id), timeout=180,
+            client = NotebookClient(nb, km=jp_serverapp.kernel_manager.get_kernel(kernel.id), timeout=180,
                                     allow_errors=False)
             await client.async_execute()
         finally:
-            await jp_serverapp.kernel_manager.shutdown_kernel(kernel_id, now=True)
+            kernel.stop()
+            await jp_serverapp.kernel_manager.shutdown_kernel(kernel.id, now=True)
     finally:
         for job_id in made:
             await api.delete(f"jobs/{job_id}")
