@@ -19,7 +19,17 @@ from typing import Any
 from ..model import GPU_MILLI, Node, ResourceRequest
 from ..model.frozen import fast_init
 from ..model.units import gpus_phrase
-from .host_share import HOST_SHARE_SETTING, cpu_said, host_share, memory_said, within_host_share
+from .host_share import (
+    HOST_SHARE_SETTING,
+    cpu_said,
+    host_said,
+    host_share,
+    host_wait,
+    memory_said,
+    part_holds,
+    per_gpu_said,
+    within_host_share,
+)
 from .placer import Flavor
 from .state import FOREIGN_WHY, ClusterState
 
@@ -158,15 +168,23 @@ def never_fits(request: ResourceRequest, flavors: tuple[Flavor, ...], state: Clu
     if request.groups and host_share and (grouped := _group_host_too_small(request, flavors, state)) is not None:
         return grouped  # red39 R9: each group's worker is held to its GPUs' part, as a flat request is
     if (request.workers > 1 and not (request.cpu_millis or request.memory_mib)) or request.groups:
-        packed = max((_pack(request, state, flavor, free=False)[0] for flavor in flavors if flavor.pools), default=0)
+        packed = max((_pack(request, state, flavor, free=False, host_share=host_share)[0]
+                      for flavor in flavors if flavor.pools), default=0)
         if packed < request.workers:
             field = "groups" if request.groups else "workers"
+            # the count is the split's (session 40): say so where without it more would fit
+            split = host_share and packed < max((_pack(request, state, flavor, free=False, host_share=False)[0]
+                                                 for flavor in flavors if flavor.pools), default=0)
             return FitReason(
                 "Unschedulable",
                 f"the gang's {gang_words(request)} GPUs never fit together: the nodes hold at most {packed} of its "
-                f"{request.workers} workers at once, even empty",
-                {"field": field, "workers": request.workers, "max_workers": packed, "model": wanted},
-                "resubmit with fewer workers, or fewer GPUs per worker")
+                f"{request.workers} workers at once, even empty" + (
+                    " (a worker's CPU and host memory must fit its GPUs' part of a GPU node's host: "
+                    "it is split among the node's GPUs)" if split else ""),
+                {"field": field, "workers": request.workers, "max_workers": packed, "model": wanted,
+                 **({"setting": HOST_SHARE_SETTING} if split else {})},
+                "resubmit with fewer workers, or fewer GPUs per worker" + (
+                    ", or less CPU or memory per worker" if split else ""))
         return None
     return _host_too_small(request, flavors, state, host_share)
 
@@ -241,18 +259,23 @@ def gang_words(request: ResourceRequest) -> str:
     return f"{request.workers} x {request.gpus}"
 
 
-def _pack(request: ResourceRequest, state: ClusterState, flavor: Flavor, *, free: bool) -> tuple[int, dict[int, int]]:
+def _pack(request: ResourceRequest, state: ClusterState, flavor: Flavor, *, free: bool,
+          host_share: bool = True) -> tuple[int, dict[int, int]]:
     """How many of the gang's workers the nodes of ``flavor`` hold at once — largest worker first,
     each on the node with the least room that holds it (best-fit decreasing, as the placer does) —
-    counting GPUs free now (``free``) or every GPU of the flavor (the nodes empty). Also returns the
-    GPUs per node it counted (nodes with some room only)."""
+    counting GPUs free now (``free``) or every GPU of the flavor (the nodes empty). A worker goes only
+    where its GPUs' part of a GPU node's host holds its CPU and memory (``host_share``: the placer's
+    filter, :func:`.host_share.part_holds`; session 40: the count took a 1-GPU, 8-core worker onto a
+    16-core 4-GPU node whose GPUs bring 4 cores each). Also returns the GPUs per node it counted
+    (nodes with some room only)."""
     workers = sorted(((w.gpus, w.cpu_millis, w.memory_mib) for w in request.worker_requests()), reverse=True)
     if not free:  # an inventory fact: worked out once per inventory, flavor and gang shape
-        key = ("pack", flavor.model, flavor.pools, flavor.mixed, tuple(workers))
+        key = ("pack", flavor.model, flavor.pools, flavor.mixed, tuple(workers), host_share)
         found: tuple[int, dict[int, int]] | None = state.inventory_memo.get(key)
         if found is None:
             nodes = [n for pid in flavor.pools for n in state.pools[pid].nodes]
-            found = state.inventory_memo[key] = _best_fit(workers, state, flavor, nodes, free=False)
+            found = state.inventory_memo[key] = _best_fit(workers, state, flavor, nodes, free=False,
+                                                          host_share=host_share)
         return found
     smallest = workers[-1][0]
     nodes = []
@@ -262,11 +285,11 @@ def _pack(request: ResourceRequest, state: ClusterState, flavor: Flavor, *, free
             nodes.extend(pool.by_free[k])
         if smallest == 0:  # the first nodes in inventory order (not the index's order: see capacity_reason)
             nodes.extend(heapq.nsmallest(len(workers), pool.by_free[0]))
-    return _best_fit(workers, state, flavor, nodes, free=True)
+    return _best_fit(workers, state, flavor, nodes, free=True, host_share=host_share)
 
 
 def _best_fit(workers: list[tuple[int, int, int]], state: ClusterState, flavor: Flavor, nodes: list[int], *,
-              free: bool) -> tuple[int, dict[int, int]]:
+              free: bool, host_share: bool = True) -> tuple[int, dict[int, int]]:
     room: dict[int, list[float]] = {}
     for node in nodes:
         gpus = len(_usable_free(state, node, flavor)) if free else _flavor_gpus_any(state, node, flavor)
@@ -278,7 +301,8 @@ def _best_fit(workers: list[tuple[int, int, int]], state: ClusterState, flavor: 
     counted = {n: int(r[0]) for n, r in room.items() if r[0]}
     placed = 0
     for gpus, cpu, mem in workers:
-        fits = [(r[0], n) for n, r in room.items() if r[0] >= gpus and r[1] >= cpu and r[2] >= mem]
+        fits = [(r[0], n) for n, r in room.items() if r[0] >= gpus and r[1] >= cpu and r[2] >= mem
+                and (not host_share or part_holds(state, n, gpus * GPU_MILLI, cpu, mem))]
         if not fits:
             continue
         _, node = min(fits)
@@ -432,8 +456,8 @@ def _host_too_small(request: ResourceRequest, flavors: tuple[Flavor, ...], state
     if held >= 1:   # one worker fits somewhere, the gang does not
         return FitReason(
             "Unschedulable",
-            f"needs {request.workers} workers of {request.cpu_millis} millicores CPU and {request.memory_mib} MiB "
-            f"host memory each, but the nodes can hold only {int(held)} at once",
+            f"needs {request.workers} workers of {host_said(request.cpu_millis, request.memory_mib)} each, but the "
+            f"nodes can hold only {int(held)} at once",
             dict(details, field="workers", max_workers=int(held)),
             "resubmit with fewer workers or less CPU or memory per worker")
     too_big, field = [], "cpu"
@@ -602,29 +626,34 @@ def _flavor_gpus(state: ClusterState, node: int, flavor: Flavor, request: Resour
 
 
 def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState, *,
-                    sharing: str = "any", reserved: Mapping[int, int] | None = None) -> FitReason:
+                    sharing: str = "any", reserved: Mapping[int, int] | None = None,
+                    host_share: bool = True) -> FitReason:
     """Why ``request`` does not fit ``flavor`` with the capacity free now (``sharing``: the profile's
     ``gpu_sharing`` — with ``team`` or ``none`` a fractional job may not fit where a shared GPU
     has room; ``reserved``: GPU -> MiB of its memory the shares on it reserve, for a fraction that
-    asks ``mem_per_gpu`` — red team 15 R7).
+    asks ``mem_per_gpu`` — red team 15 R7; ``host_share``: the placer's
+    :attr:`~.placer.PlacementConfig.host_share` — a GPU node's host is split among its GPUs, and the
+    words of a CPU or memory wait say so, in cores and GiB: :func:`.host_share.host_wait`).
 
     Returns ``Fragmented`` with per-node numbers (case 006:
     ``4 GPUs free cluster-wide but at most 2 on one node (node1:1, node2:2, node3:1)``),
     ``UnhealthyGpu`` naming the GPUs, or ``WaitingForCapacity``.
     """
     need = request.gpus
-    host = " and ".join(part for part in (f"{request.cpu_millis} millicores CPU" if request.cpu_millis else "",
-                                          f"{request.memory_mib} MiB host memory" if request.memory_mib else "")
-                        if part)
+    host = host_said(request.cpu_millis, request.memory_mib)  # as typed: cores, GiB (newuser39 n8, session 40)
     if need == 0:
         cordoned_all = _cordoned_nodes_only(flavor, state)
         if cordoned_all:  # every ready node is cordoned: say the cordon, its reason and admin (verify25)
             return _cordon_reason(request, flavor.model, 0, cordoned_all, others=len(state.nodes) > len(cordoned_all))
         # a 0-sized constraint never names the cause (new user 14, N21: "no ready node has 0 millicores CPU
         # and 0 MiB host memory free" for a job whose every node had room): with none, no node takes work now
-        return FitReason("WaitingForCapacity", f"no ready node has {host} free" if host else
+        gpu_nodes = host_share and any(state.node_gpus[n] for pid in flavor.pools for n in state.pools[pid].nodes)
+        return FitReason("WaitingForCapacity", (
+            f"no node without GPUs has {host} free (a job without GPUs reserves none of a GPU node's host: it is "
+            "split among the node's GPUs)" if gpu_nodes else f"no ready node has {host} free") if host else
                          "no node that passes the job's filters is ready for new work now (all are cordoned or "
-                         "not ready)", {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib})
+                         "not ready)", {"cpu_millis": request.cpu_millis, "memory_mib": request.memory_mib,
+                                        **({"host_share": True} if host and gpu_nodes else {})})
     roomy_nodes: list[tuple[int, int]] = []  # (-free GPUs, node id)
     free_total = 0
     max_free = 0
@@ -691,7 +720,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                  ][:_NODE_LIST]
     workers = max(1, request.workers)
     if workers > 1:
-        return _gang_reason(request, flavor, state)
+        return _gang_reason(request, flavor, state, host_share)
     elif free_total >= need and max_free < need:
         per_node.sort(key=lambda item: state.node_index[item[0]])
         shown = ", ".join(f"{name}:{free}" for name, free in per_node[:_NODE_LIST])
@@ -713,12 +742,9 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                 {"requested": need, "free": free_total, "max_free_per_node": max_free,
                  "max_free_nvlink_group": linked, "nvlink": True, "model": model})
     if workers == 1 and max_free >= need and (request.cpu_millis or request.memory_mib):
-        return FitReason(
-            "WaitingForCapacity",
-            f"{gpus_phrase(free_total, model)} free, but no node with {need} free GPU{'s' if need != 1 else ''} has "
-            f"{host} free",
-            {"requested": need, "free": free_total, "cpu_millis": request.cpu_millis,
-             "memory_mib": request.memory_mib, "model": model})
+        message, said, unblock = host_wait(request, state, [n for _, n in sorted(roomy_nodes)],
+                                           free_total, gpus_phrase(free_total, model), host_share)
+        return FitReason("WaitingForCapacity", message, {**said, "model": model}, unblock)
     sick, blocked = _withheld(flavor, state)
     if unhealthy and flavor.capacity < need * workers and sick:
         # Case 018: "h100-node-3: only 7 of 8 GPUs allocatable (1 unhealthy: Xid 94)".
@@ -841,11 +867,11 @@ def _scan_withheld(flavor: Flavor, state: ClusterState) -> tuple[list[tuple[str,
     return sick[:_NODE_LIST], blocked
 
 
-def _gang_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState) -> FitReason:
+def _gang_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState, host_share: bool = True) -> FitReason:
     """Why a gang does not fit now: how many of its workers the free capacity holds at once, per
     node (case 024: ``gang needs 6 x 4 GPUs on separate placements; only 5 fit (n1:6, ..., n5:6)``).
     Nothing is held for it meanwhile: a gang is admitted whole or not at all."""
-    fit, per_node = _pack(request, state, flavor, free=True)
+    fit, per_node = _pack(request, state, flavor, free=True, host_share=host_share)
     free_total = sum(per_node.values())
     shown = [(state.nodes[n].name, k) for n, k in sorted(per_node.items()) if k][:_NODE_LIST]
     listing = ", ".join(f"{name}:{k}" for name, k in shown) + (", ..." if len([k for k in per_node.values() if k])
@@ -854,8 +880,18 @@ def _gang_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState) 
     details: dict[str, Any] = {"requested": need, "workers": request.workers, "fit_workers": fit, "free": free_total,
                                "per_node": dict(shown), "model": flavor.model, "gang": gang_words(request)}
     code = "Fragmented" if free_total >= need else "WaitingForCapacity"
+    split = ""
+    if host_share and fit < request.workers:  # the GPUs a worker may take are those whose part holds it (session 40)
+        over = next(((w, n) for w in request.worker_requests() if w.cpu_millis or w.memory_mib
+                     for n in sorted(per_node) if not within_host_share(state, n, w)), None)
+        if over is not None:
+            w, n = over
+            split = (f"; a worker asking for {host_said(w.cpu_millis, w.memory_mib)} with {gpus_phrase(w.gpus)} goes "
+                     f"only where its GPUs' part of the node's host holds it: {per_gpu_said(state, n, w)}")
+            details["host_share"] = {"node": state.nodes[n].name, "gpus": len(state.node_gpus[n]),
+                                     "cpu_millis": state.nodes[n].cpu_millis, "memory_mib": state.nodes[n].memory_mib}
     return FitReason(code, f"gang needs {gang_words(request)} {flavor.model} GPUs on separate placements; only "
-                           f"{fit} of its {request.workers} workers fit now ({listing or 'no GPU free'})", details)
+                           f"{fit} of its {request.workers} workers fit now ({listing or 'no GPU free'}){split}", details)
 
 
 def _gpu(model: str) -> str:

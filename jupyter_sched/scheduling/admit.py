@@ -105,7 +105,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
             return None, cached
         fit = capacity_of(ctx, req, flavor)
         outcome = FlavorOutcome(flavor.model, capacity_code=fit.code, capacity_message=fit.message,
-                                capacity=fit.details, shared=True)
+                                capacity=fit.details, shared=True, capacity_unblock=fit.unblock)
         ctx.outcome_cache[key] = outcome
         return None, outcome
     outcome = FlavorOutcome(model=flavor.model)
@@ -345,7 +345,7 @@ def capacity_of(ctx: CycleContext, req: ResourceRequest, flavor: Flavor) -> FitR
             ctx.cap_cache.clear()
         cached = ctx.cap_cache[key] = capacity_reason(
             req, flavor, ctx.state, sharing=ctx.profile.gpu_sharing,
-            reserved=ctx.placer.reserved_memory() if memory else None)
+            reserved=ctx.placer.reserved_memory() if memory else None, host_share=ctx.placer.config.host_share)
         if ctx.shares_held and cached.code == "WaitingForCapacity" and not req.fractional and "free" in cached.details:
             cached = ctx.cap_cache[key] = shares_note(ctx, flavor, cached)  # whose shares hold the GPUs
     return cached

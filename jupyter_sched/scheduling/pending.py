@@ -435,6 +435,8 @@ def _unblock(outcomes: list[FlavorOutcome]) -> str:
                 return f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node})"
             return (f"starts when an admin uncordons {node} (jupyter-sched nodes uncordon {node}), or when GPUs free "
                     "up on the other nodes")
+        if o.capacity_code == "WaitingForCapacity" and o.capacity_unblock:  # a GPU node's host part (session 40)
+            return o.capacity_unblock
         if o.capacity_code in ("WaitingForCapacity", "Priority"):
             return "starts when running jobs finish (see ETA)"
     for o in outcomes:

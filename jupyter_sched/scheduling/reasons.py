@@ -44,6 +44,7 @@ class FlavorOutcome:
     capacity_code: str = ""
     capacity_message: str = ""
     capacity: Mapping[str, Any] = field(default_factory=dict)
+    capacity_unblock: str = ""  # what the capacity reason says to change, where it says (a GPU node's host part)
     shared: bool = False  # cached by the cycle and reused for jobs of the same shape
 
 

@@ -1054,7 +1054,7 @@ def test_host_resources_block_with_a_reason_that_says_so() -> None:
     jobs = [running(make_job("r", gpus=1, cpu_millis=3000)), make_job("j", gpus=1, cpu_millis=2000)]
     reason = run_cycle(snapshot(nodes, jobs)).pending[0].reason
     assert reason.code == "WaitingForCapacity"
-    assert reason.message.startswith("1 A100-80GB GPU free, but no node with 1 free GPU has 2000 millicores CPU"), \
+    assert reason.message.startswith("1 A100-80GB GPU free, but no node with 1 free GPU has 2 CPU cores free"), \
         reason.message
 
 
@@ -1106,8 +1106,8 @@ HOST_CASES = [
     pytest.param(make_job("wide", gpus=8, cpu_millis=100_000), "each worker needs 100 CPU cores "
                  "(the largest node has 64 CPU cores)", id="only nodes with enough GPUs count for the CPU check"),
     # a worker reserves at most its GPUs' part of a GPU node's host (red38 R4): 2 of big-cpu's 2 GPUs, 5 of big-mem's 8
-    pytest.param(make_job("gang", gpus=2, workers=2, cpu_millis=100_000), "needs 2 workers of 100000 millicores "
-                 "CPU and 0 MiB host memory each, but the nodes can hold only 1 at once",
+    pytest.param(make_job("gang", gpus=2, workers=2, cpu_millis=100_000), "needs 2 workers of 100 CPU cores each, "
+                 "but the nodes can hold only 1 at once",  # cores, as typed (session 40)
                  id="a gang whose workers fit one at a time but never together"),
     pytest.param(make_job("gang2", gpus=5, workers=2, memory_mib=600_000), "the nodes can hold only 1 at once",
                  id="memory limits a gang on the one node that has it"),

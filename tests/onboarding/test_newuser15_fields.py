@@ -131,13 +131,14 @@ def test_newuser15_n21_a_stored_gpu_less_mig_job_is_rejected_not_pended_forever(
 
 def test_newuser15_n21_no_reason_names_a_zero_sized_constraint() -> None:
     """The placer's "no node has room" reason names only what the job asks for: a GPU-less job asking
-    for CPU alone, on a node whose CPU is taken, is told "no ready node has 2000 millicores CPU free",
-    not "… 2000 millicores CPU and 0 MiB host memory free" (and memory alone likewise)."""
+    for CPU alone, on a node whose CPU is taken, is told "no ready node has 2 CPU cores free",
+    not "… 2000 millicores CPU and 0 MiB host memory free" (and memory alone likewise; in cores and GiB as typed
+    since session 40)."""
     node = make_node("n1", gpus=0, cpu_millis=4000, host_memory_mib=8192)
     busy = running(make_job("busy", gpus=0, cpu_millis=3000, memory_mib=7000), indices=())
     now = datetime(2026, 12, 4, tzinfo=timezone.utc)
-    for job, want in ((make_job("cpu", gpus=0, cpu_millis=2000), "no ready node has 2000 millicores CPU free."),
-                      (make_job("mem", gpus=0, memory_mib=4096), "no ready node has 4096 MiB host memory free.")):
+    for job, want in ((make_job("cpu", gpus=0, cpu_millis=2000), "no ready node has 2 CPU cores free."),
+                      (make_job("mem", gpus=0, memory_mib=4096), "no ready node has 4 GiB host memory free.")):
         result = run_cycle(Snapshot(now=now, inventory=Inventory(nodes=(node,)), jobs=(busy, job), quotas=QuotaSet()))
         (pend,) = [p for p in result.pending if p.job_id == job.id]
         assert pend.reason.message == want, pend.reason
