@@ -20,15 +20,14 @@ from ..model.codec import allocation_to_dict, job_to_dict, reason_to_dict
 from ..queues.limits import SOURCE_NAMES
 from ..reclaim import LadderState
 from ..scheduling.eta import provisional
-from ..scheduling.snapshot import CycleResult, Pend, PlannedPreemption, ProjectedEnd, ReclaimTaken, Snapshot
+from ..scheduling.snapshot import CycleResult, Pend, PlannedPreemption, ProjectedEnd, Snapshot
 from ..store import LIVE_STATES, JobRecord, Store, StoreTx, job_columns
-from ..wording.held import HeldGroup
 from ..wording.quota_change import blamed
 from .clock import Clock
 from .idle import IdleLadders, Stop
 from .leadership import Leadership
 from .transitions import Publish
-from .waiting_on import WaitingOn, held_of, waiting_on
+from .waiting_on import WaitingOn, waiting_on
 
 __all__ = ["DecisionApplier"]
 
@@ -73,13 +72,6 @@ class DecisionApplier:
         self.waiting_on: Mapping[str, WaitingOn] = {}
         """Per user, other users' waiting work whose ETA waits on their GPU-holding work (:mod:`.waiting_on`),
         as of the last full cycle (newuser31 n14)."""
-        self.held: Mapping[str, list[HeldGroup]] = {}
-        """Per user, their held pending jobs by kind of hold (:func:`.waiting_on.held_of`), as of the last
-        full cycle (newuser38 n24: ``status`` said "1 pending" of a job that never starts)."""
-        self.reclaims: tuple[ReclaimTaken, ...] = ()
-        """The last full cycle's ``Snapshot.reclaims``: each team's reclaim cool-down is read from them
-        (:func:`~..scheduling.preempt.cooldown.team_cooldowns`) for its members' ``GET me`` before a job of
-        theirs waits on it (newuser38 n21: a teammate's ``status`` said nothing of it)."""
         self._simulated: Callable[[], bool] = simulated or (lambda: False)
         self._gpu_index: tuple[int, Mapping[str, GPU]] = (0, {})
         self.eta_failure = ""
@@ -92,7 +84,7 @@ class DecisionApplier:
     def forget(self) -> None:
         """Drop what the last full cycle said of the queue (the engine stepped down: another leads)."""
         self.reasons, self.planned, self.projected = {}, {}, {}
-        self.waiting_on, self.held, self.reclaims = {}, {}, ()
+        self.waiting_on = {}
 
     def _note_eta_failure(self, cause: str) -> None:
         """Log a failed ETA pass once per cause, and once when the ETAs are back (red team 21, R5:
@@ -251,7 +243,6 @@ class DecisionApplier:
             for job in admitted:
                 self.reasons.pop(job.id, None)
         else:
-            self.reclaims = snapshot.reclaims
             changed.extend(self.write_reasons(self.reasons_to_write(result, records), records))
         simulated = self._simulated()
         for job in changed:
@@ -284,7 +275,6 @@ class DecisionApplier:
         self.planned = result.planned
         self.projected = result.projected
         self.waiting_on = waiting_on(result.pending, lambda job_id: r.job if (r := records.get(job_id)) else None)
-        self.held = held_of(result.pending, lambda job_id: r.job if (r := records.get(job_id)) else None)
         urgent: list[Pend] = []
         later: list[Pend] = []
         for pend in result.pending:

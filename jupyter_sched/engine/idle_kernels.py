@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import SchedError
 from ..model import Job, format_duration, parse_utc
+from ..model.units import clock_text
 from ..reclaim.idle import KERNEL_KEPT
 from ..store import JobRecord, Store
 from .leftovers import owned
@@ -112,23 +113,24 @@ class IdleKernels:
         with it, so whatever of the owner's is still on the GPU is ended at the next pass (red team 25, R2)."""
         self._gone.setdefault(lease_id, at)
 
-    def end_due(self, record: JobRecord) -> tuple[datetime, str] | None:
+    def end_due(self, record: JobRecord, now: datetime | None = None) -> tuple[datetime, str] | None:
         """When the drain ends the lease owner's processes still on the GPU of ``record``'s idle-reclaimed
-        lease, and why (said with it); None when it never does (``hold``, or not held yet)."""
+        lease, and why (said with it, its clock as of ``now``: :func:`_clock`); None when it never does
+        (``hold``, or not held yet)."""
         job = record.job
         if self.action != "shutdown":
             return None
         gone = self._gone.get(job.id)
         if gone is not None:
-            return gone, f"{job.spec.user}'s server stopped at {_clock(gone)} UTC"
+            return gone, f"{job.spec.user}'s server stopped at {_clock(gone, now)}"
         asked = self._asked.get(job.id)
         if asked is not None:
             return (asked + timedelta(seconds=self.shutdown_wait_s),
-                    f"kernel {job.spec.kernel_id} was asked to shut down at {_clock(asked)} UTC")
+                    f"kernel {job.spec.kernel_id} was asked to shut down at {_clock(asked, now)}")
         refused = self._refused.get(job.id)
         if refused is not None:
             return (refused + timedelta(seconds=self.shutdown_wait_s),
-                    f"its kernel could not be shut down (said at {_clock(refused)} UTC)")
+                    f"its kernel could not be shut down (said at {_clock(refused, now)})")
         return None
 
     def held(self, record: JobRecord, gpus: str, pids: list[int], accounts: Mapping[int, str],
@@ -146,7 +148,7 @@ class IdleKernels:
             if now < asked + timedelta(seconds=self.shutdown_wait_s):
                 return  # shutting down: said when asked
             self._hold(job, gpus, pids, named, reclaim, now, say,
-                       f"kernel {kernel} was asked to shut down at {_clock(asked)} UTC but its process(es) are "
+                       f"kernel {kernel} was asked to shut down at {_clock(asked, now)} but its process(es) are "
                        f"still on the GPU {self.shutdown_wait_s:g} s later", key=-5)
             return
         why = self._why_not(kernel)
@@ -215,7 +217,7 @@ class IdleKernels:
         who = f"kernel {job.spec.kernel_id}'s process(es)" if job.spec.kernel_id else "process(es)"
         due = self._refused.get(job.id) if key == -4 and self.action == "shutdown" and ends else None
         then = (f"; those of {job.spec.user}'s account still on it at "
-                f"{_clock(due + timedelta(seconds=self.shutdown_wait_s))} UTC are ended by the scheduler (SIGTERM, then "
+                f"{_clock(due + timedelta(seconds=self.shutdown_wait_s), now)} are ended by the scheduler (SIGTERM, then "
                 f"SIGKILL)" if due is not None else "")
         words = (f"reclaimed while idle: it held GPU {gpus} idle for {reclaim['idle_for']} ({reclaim['reason']}); "
                  f"{who} {named} still have a context on it, so the GPU stays out of use — given to nobody, "
@@ -263,5 +265,9 @@ class IdleKernels:
                 "reclaim_event_id": reclaim.get("event_id"), "action": self.action, "attempt": job.attempts}
 
 
-def _clock(at: datetime) -> str:
-    return at.astimezone(timezone.utc).strftime("%H:%M:%S")
+def _clock(at: datetime, now: datetime | None) -> str:
+    """``at`` as every server sentence writes a clock (:func:`~jupyter_sched.model.units.clock_text`, to the
+    second: a shutdown's wait is seconds long): ``11:02:05 UTC`` on ``now``'s UTC day, else with its date (``Dec 7
+    23:59:50 UTC`` read after midnight) — the form each reader says in its own zone (``clocks_said``, the panel's
+    ``clocksAsOf``). ``now`` None: ``at``'s own day (the sentence is written at about that moment)."""
+    return clock_text(at, at if now is None else now, seconds=True)

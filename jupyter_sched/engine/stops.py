@@ -261,7 +261,7 @@ class StopReconciler:
             return False
         if not parent:
             mine_left = owned(pids, accounts, job.spec.user)
-            ending = self._end_due(record, released)
+            ending = self._end_due(record, released, now)
             end = self.ends.get(job.id)
             if ending is not None and now >= ending[0] and (mine_left or (end is not None and not end.killed)):
                 words = self.ends.end(job, gpus, mine_left, accounts, now, ending[1])  # red team 25, R2
@@ -293,13 +293,13 @@ class StopReconciler:
             self._say_held(job, parent, gpus, [], outside, "", accounts)
         return True
 
-    def _end_due(self, record: JobRecord, released: datetime) -> tuple[datetime, str] | None:
+    def _end_due(self, record: JobRecord, released: datetime, now: datetime) -> tuple[datetime, str] | None:
         """When the owner's processes left on the GPU of ``record``'s lease (bound to no job) are ended,
         and why (red team 25, R2): an idle reclaim's per :meth:`.idle_kernels.IdleKernels.end_due`; a
         lease taken back — preempted, or released by anyone, its owner too (verify 26, V7: a ``setsid``
         child left on the GPU by its owner's own release held it for ever) — after its stop grace."""
         if record.stop_intent == "idle":
-            due = self.idle_kernels.end_due(record)
+            due = self.idle_kernels.end_due(record, now)
             return None if due is None else (due[0], f"reclaimed while idle: {due[1]}")
         job = record.job
         if record.stop_intent == "preempt":  # (its message is the drain's by now: not repeated)

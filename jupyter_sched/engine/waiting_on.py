@@ -15,11 +15,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..model import Job
-from ..scheduling.gates import HELD_CODES
 from ..scheduling.snapshot import Pend
-from ..wording.held import HeldGroup, held_groups
 
-__all__ = ["WaitingOn", "held_of", "waiting_on"]
+__all__ = ["WaitingOn", "waiting_on"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,19 +56,3 @@ def waiting_on(pending: Iterable[Pend], job_of: Callable[[str], Job | None]) -> 
             counts.setdefault(holder, [0, 0])[1 if waiter.is_lease else 0] += 1
             whose.setdefault(holder, set()).add(user)
     return {holder: WaitingOn(n[0], n[1], tuple(sorted(whose[holder]))) for holder, n in counts.items()}
-
-
-def held_of(pending: Iterable[Pend], job_of: Callable[[str], Job | None]) -> dict[str, list[HeldGroup]]:
-    """Per owner, their held pending jobs (reason code in :data:`~..scheduling.gates.HELD_CODES`) by kind of
-    hold, with what to do (:func:`~..wording.held.held_groups`; newuser38 n24: ``status`` said "1 pending" of
-    a job that never starts). ``pending``: the cycle's reasons, in queue order."""
-    mine: dict[str, list[tuple[str, str, Mapping[str, object], str, str]]] = {}
-    for pend in pending:
-        reason = pend.reason
-        if reason.code not in HELD_CODES:
-            continue
-        job = job_of(pend.job_id)
-        if job is not None:
-            mine.setdefault(job.spec.user, []).append(
-                (pend.job_id, reason.code, reason.details, reason.message, reason.unblock or ""))
-    return {user: held_groups(held) for user, held in mine.items()}

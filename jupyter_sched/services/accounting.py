@@ -23,7 +23,9 @@ from ..model.codec import budget_to_dict, quota_to_dict
 from ..model.units import parse_window, to_iso
 from ..quota.held_whole import team_milli_held
 from ..quota.ledger import line_applies
+from ..scheduling.gates import HELD_CODES
 from ..store import StoreTx
+from ..wording.held import HeldGroup, held_groups
 from ..wording.quota import quota_text
 from ..wording.status import waiting_on_you_text
 from .budget_standing import period_reset
@@ -41,7 +43,7 @@ from .models import (
 from .models.base import PAGE_BYTES
 from .models.quotas import GetQuotaWhatIfRequest, GetQuotaWhatIfResponse
 from .readcache import Builds
-from .team_cooldown import cooldown_views
+from .team_cooldown import StoredCooldowns, cooldown_views
 
 __all__ = ["AccountingService", "CallerKey"]
 
@@ -93,6 +95,8 @@ class _Held:
     stopping: int = 0
     by_team: tuple[tuple[str, float], ...] = ()
     """The GPUs held per team charged, in team order (new user 18, N1)."""
+    held: tuple[HeldGroup, ...] = ()
+    """Their held waiting jobs by kind of hold, from the stored reasons (:func:`~..wording.held.held_groups`)."""
 
 
 def _by_team(holding: list[Job]) -> tuple[tuple[str, float], ...]:
@@ -103,6 +107,18 @@ def _by_team(holding: list[Job]) -> tuple[tuple[str, float], ...]:
             team = job.spec.team
             milli[team] = milli.get(team, 0) + len(job.allocation.all_gpu_uuids()) * job.allocation.gpu_milli
     return tuple((team, milli[team] / 1000) for team in sorted(milli))
+
+
+def _held_work(groups: tuple[HeldGroup, ...], pending: int) -> list[dict[str, Any]]:
+    """``held`` of ``GET me``: the user's held waiting jobs by kind (``groups``: :attr:`_Held.held`, read from the
+    store's reasons, as every server reads them — s40-views: the leading engine's memory, another server said
+    none); at most ``pending`` in all."""
+    out: list[dict[str, Any]] = []
+    for code, jobs, what, fix in groups:
+        jobs = min(jobs, pending - sum(g["jobs"] for g in out))
+        if jobs > 0:
+            out.append({"code": code, "jobs": jobs, "what": what, "fix": fix})
+    return out
 
 
 class AccountingService:
@@ -132,6 +148,8 @@ class AccountingService:
         """Callers whose :meth:`me_of` answer a thread is computing now."""
         self._sums: dict[tuple[str, tuple[tuple[str, str | None, str], ...]], _HeldSums] = {}
         """Per user and budgets asked, ``GET me``'s GPU-hour sums while they are held (:data:`SUMS_HELD_FROM_ROWS`)."""
+        self.cooldowns = StoredCooldowns(ctx.store, lambda: getattr(ctx.engine.profile, "reclaim_cooldown_s", 0.0))
+        """Each team's reclaim cool-down, from the store (shared with ``GET quotas`` by :class:`~.root.Services`)."""
         self.known_teams: Callable[[], set[str]] | None = None
         """The teams someone is in now (hub groups, or the configured memberships; set by
         :class:`~.root.Services`): what-if's close names of an unknown team (verify28 V4)."""
@@ -256,11 +274,11 @@ class AccountingService:
         # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
         # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
         # the caller's teams' reclaim cool-downs, before any job waits on one (newuser38 n21)
-        fields["reclaim_cooldowns"] = cooldown_views(self.ctx.engine, now, teams=caller.teams, reader=caller.user)
+        fields["reclaim_cooldowns"] = cooldown_views(self.cooldowns(now), now, teams=caller.teams, reader=caller.user)
         fields["quota_text"] = quota_text(fields, now)
         if (waiting := self._waiting_on(caller.user)) is not None:  # newuser31 n14
             fields["waiting_on_you"] = waiting
-        fields["held"] = self._held_work(caller.user, pending)  # said apart from the waiting (newuser38 n24)
+        fields["held"] = _held_work(held.held, pending)  # said apart from the waiting (newuser38 n24)
         answer = GetMeResponse.model_validate(fields)
         if who is not None and version[0] >= 0:
             if len(self._answers) >= _HELD_USERS and who not in self._answers:
@@ -278,18 +296,6 @@ class AccountingService:
             return None
         return {"jobs": found.jobs + found.leases, "users": list(found.users),
                 "text": waiting_on_you_text(found.jobs, found.leases, found.users)}
-
-    def _held_work(self, user: str, pending: int) -> list[dict[str, Any]]:
-        """``held`` of ``GET me``: ``user``'s held pending jobs by kind, as the leading engine's last full cycle
-        saw them (:func:`~..engine.waiting_on.held_of`); at most ``pending`` in all (one cancelled since)."""
-        engine = self.ctx.engine
-        groups = engine.applier.held.get(user) if engine.is_leader else None
-        out: list[dict[str, Any]] = []
-        for code, jobs, what, fix in groups or ():
-            jobs = min(jobs, pending - sum(g["jobs"] for g in out))
-            if jobs > 0:
-                out.append({"code": code, "jobs": jobs, "what": what, "fix": fix})
-        return out
 
     def _gpu_sums(self, tx: StoreTx, now: datetime, user: str, budgets: list[Budget],
                   ) -> tuple[datetime, float, dict[tuple[str, str | None], float]]:
@@ -378,7 +384,9 @@ class AccountingService:
                      pending=tx.count_jobs(user=user, states=(JobState.PENDING,)),
                      # in a stop's grace (new user 8, N13: `status` said "1 job running" during a cancel)
                      stopping=sum(1 for r in records if r.stop_intent and not r.job.is_lease),
-                     by_team=_by_team(holding))
+                     by_team=_by_team(holding),
+                     held=tuple(held_groups((job_id, r.code, r.details, r.message, r.unblock or "")
+                                            for job_id, r in tx.waiting_reasons(user, HELD_CODES))))
         if len(self._held) >= _HELD_USERS and user not in self._held:
             self._held.clear()  # bounded: the next poll of each user reads again
         self._held[user] = held

@@ -85,6 +85,7 @@ from .context import Context
 from .drain_notice import drain_under, with_drain
 from .host_size import host_memory_mib
 from .job_update import planned, top_refusal
+from .keepalives import StoredKeepalives
 from .models import (
     CancelJobRequest,
     CancelJobsRequest,
@@ -323,6 +324,7 @@ class JobsService:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.answers = ReadCache()
+        self.keepalives = StoredKeepalives(ctx.store)  # every server's lease rows say the same keepalive (s40-views)
         """Pages of ``GET queue`` and ``GET jobs`` kept while the jobs they show are unchanged."""
         self._lines: dict[tuple[str, str], tuple[tuple[Any, ...], object, QueueEntry]] = {}
         """Queue lines by (job id, reader class: :func:`_reader_class`), with what they show (see :meth:`_entry`)."""
@@ -1340,12 +1342,10 @@ class JobsService:
         (session 19: "or reclaimed when idle" whatever the policy)."""
         if job.is_lease and job.state.holds_gpus:
             stops = self.ctx.engine.stops  # a kernel still on its GPU then: shut down or held (s20, NVML only)
-            # its keepalive while it lasts, as the engine's idle ladder holds it (newuser39 n11)
-            ladder = getattr(getattr(self.ctx.engine, "idle", None), "ladders", {}).get(job.id)
-            kept = getattr(ladder, "keepalive_until", None)
+            # its keepalive while it lasts (newuser39 n11), from the store: the same on every server (s40-views)
             row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies, kernel_action=(
                 stops.idle_kernels.action if stops.gpu_processes is not None else None),
-                keepalive_until=kept if kept is not None and kept > self.ctx.clock.now() else None)
+                keepalive_until=self.keepalives.until(job, self.ctx.clock.now()))
 
     def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
         """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after

@@ -40,7 +40,7 @@ from .budget_standing import spent_warnings, standings
 from .context import Context
 from .hub_teams import HubGroups, no_group_warnings
 from .models import GetQuotasResponse, ListProfilesResponse, SetQuotasRequest, SetQuotasResponse
-from .team_cooldown import cooldown_views
+from .team_cooldown import StoredCooldowns, cooldown_views
 
 __all__ = ["QuotasService", "quota_set_to_dict"]
 
@@ -67,6 +67,8 @@ class QuotasService:
         self.ctx = ctx
         self.on_change = on_change
         """Called with the admin's name after each change (embedded team holds: :mod:`.membership`)."""
+        self.cooldowns = StoredCooldowns(ctx.store, lambda: getattr(ctx.engine.profile, "reclaim_cooldown_s", 0.0))
+        """Each team's reclaim cool-down, from the store (one shared with ``GET me`` by :class:`~.root.Services`)."""
         self.teams_from_hub = False
         """Hub mode (set by the hub's central service): a user's teams are their hub groups alone, so
         ``PUT quotas`` refuses memberships (``user_teams``, ``teams[i].members``) and GET quotas says
@@ -88,7 +90,8 @@ class QuotasService:
         quotas = self.ctx.store.quota_set()
         body = self._body(quotas)
         # every team's reclaim cool-down; who ended the work only to its members and admins (newuser38 n21)
-        cooling = cooldown_views(self.ctx.engine, self.ctx.clock.now(), named=lambda team: caller is None or
+        now = self.ctx.clock.now()
+        cooling = cooldown_views(self.cooldowns(now), now, named=lambda team: caller is None or
                                  caller.admin or team in caller.teams, reader=caller.user if caller else "")
         if cooling:
             body["reclaim_cooldowns"] = cooling

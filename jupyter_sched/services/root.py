@@ -162,6 +162,7 @@ class Services:
         self.quotas = QuotasService(self.ctx, on_change=self.membership.check)
         self.set_held_jobs(self.membership.held)  # embedded: PUT quotas says who is in a team (red team 18, R4)
         self.accounting = AccountingService(self.ctx, prices, monitor=monitor, price_unit=price_unit)
+        self.accounting.cooldowns = self.quotas.cooldowns  # one read of the store's cool-downs for GET me and quotas
         self.audit = AuditService(self.ctx)
         self.telemetry = TelemetryService(self.ctx, monitor, push_interval_s=telemetry_push_s)
         self.unpriced = UnpricedModels(prices, self.ctx.clock)  # GPU models with no price (hubadmin26 B21)

@@ -49,11 +49,12 @@ from ..abandoned import CHECK_EVERY_ROWS
 from ..accounting import UsageInterval
 from ..accounting.runaway import HOLDING_STATES, RunawayUsage, without_runaways
 from ..accounting.usage import UsageSums
-from ..errors import ConflictError, NotFoundError, StoreError, ValidationError
-from ..model import Job, JobKind, JobState, PriorityClass, QuotaSet
+from ..errors import ConflictError, NotFoundError, SchedError, StoreError, ValidationError
+from ..model import Job, JobKind, JobState, PendingReason, PriorityClass, QuotaSet
 from ..model.codec import (
     budget_to_dict,
     quota_to_dict,
+    reason_from_dict,
     team_policy_to_dict,
 )
 from ..model.quota import UnreadableRow
@@ -850,6 +851,28 @@ class StoreTx:
         rows = self.conn.execute(_LIVE_NAMED, {"user": user, "name": name[:schema.JOB_NAME_WIDTH],
                                                "states": list(_LIVE_VALUES), "kinds": [k.value for k in kinds]})
         return [(parse_ts(at) or self.now, str(job_id), JobState(state)) for at, job_id, state in rows]
+
+    def waiting_reasons(self, user: str, codes: Collection[str]) -> list[tuple[str, PendingReason]]:
+        """``(job id, stored pending reason)`` of ``user``'s waiting jobs (pending, preempted) whose stored reason's
+        code is one of ``codes``, in submit order — what every server reads the same (``GET me``'s ``held``,
+        s40-views: it came from the leading engine's memory, and another server on the store said none). Found in
+        the database on the ``(user, state)`` index by the reason's text, which :func:`.codec.dumps` starts with its
+        code (sorted keys: ``{"code":"Held",…``); only those rows' reasons are read and decoded, never a spec."""
+        if not codes:
+            return []
+        j = schema.jobs
+        starts = [j.c.reason.startswith(dumps({"code": code})[:-1] + ",", autoescape=True) for code in sorted(codes)]
+        query = (sa.select(j.c.id, j.c.reason).where(j.c.user == user, j.c.state.in_(_WAITING), sa.or_(*starts))
+                 .order_by(j.c.submitted_at, j.c.id))
+        found: list[tuple[str, PendingReason]] = []
+        for job_id, text in self.conn.execute(query):
+            try:
+                reason = reason_from_dict(loads(text))
+            except (ValueError, TypeError, KeyError, SchedError):
+                continue  # the row's own read quarantines it
+            if reason is not None and reason.code in codes:
+                found.append((str(job_id), reason))
+        return found
 
     def quotas_version(self) -> int:
         """The ``quotas`` change counter (0 before the first replacement): :meth:`replace_quota_set`

@@ -156,17 +156,24 @@ def reclaim_paused_text(team: str, until: datetime, now: datetime | None, *, use
             "borrowed GPUs back until then")
 
 
-def reclaim_cooldown_line(entry: Mapping[str, Any], now: datetime | None, reader: str = "") -> str:
+def reclaim_cooldown_line(entry: Mapping[str, Any], now: datetime | None, reader: str | None = None) -> str:
     """:func:`reclaim_paused_text` of one ``GET me`` / ``GET quotas`` ``reclaim_cooldowns[]`` entry, as of ``now``
-    (the reader's zone in the CLI); "" when it is over or not one."""
+    (the reader's zone in the CLI); "" when it is over or not one. ``reader``: who reads it (``GET me``'s
+    ``user``); None where the answer does not say (``GET quotas``): the server's ``text``, written for its caller
+    ("your release" to the releaser), with its clocks in the reader's zone (s40-views: ``jupyter-sched quotas``
+    said "n38a's release" to n38a)."""
+    from ..model.periods import said_to_reader
     from .reasons import wire_time  # wording.reasons imports this module
 
     until = wire_time(entry.get("until"))
     if until is None or not entry.get("team") or (now is not None and until <= now):
         return ""
+    text = entry.get("text")
+    if reader is None and isinstance(text, str) and text:
+        return said_to_reader(text, now)
     return reclaim_paused_text(str(entry["team"]), until, now, user=str(entry.get("user") or ""),
                                cause=str(entry.get("cause") or ""), actor=str(entry.get("actor") or ""),
-                               lease=bool(entry.get("lease")), reader=reader)
+                               lease=bool(entry.get("lease")), reader=reader or "")
 
 
 def quota_text(me: Mapping[str, Any], now: datetime | None = None) -> str:

@@ -21,7 +21,9 @@ import type { IDisposable } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
-import { clocksSaidBy, compactDuration, formMessage, reasonSentence, serverText, shownText, YEAR_SHOWN_AFTER_DAYS, zoneText } from './format';
+import {
+  clocksSaidBy, compactDuration, formMessage, reasonSentence, serverText, setZoneLabels, shownText, YEAR_SHOWN_AFTER_DAYS, zoneLabelsKnown, zoneText
+} from './format';
 import { h, replaceKeepingFocus } from './dom';
 import { contentsFiles, executedCopyPath, executedDownloadUrl, type INotebookFiles, openExecutedNotebook } from './executed';
 import { ISchedModel, ISchedSections } from './tokens';
@@ -46,10 +48,12 @@ export function parseParameters(text: string): Record<string, unknown> {
  * the year more than {@link YEAR_SHOWN_AFTER_DAYS} days away — the CLI's and the magics' words (new
  * user 20, N27: the panel and %schedule define said `2025-06-02 12:00 …`, the CLI `Jun 2 12:00 …`).
  * The zone's name is the server's `label` for that time, as the CLI and the magics say it ({@link zoneText}:
- * `IST`, `CET`, `UTC+4`).
+ * `IST`, `CET`, `UTC+4`) — without one, the server's name of the zone's offset then where it sent the zone's names
+ * (`GET zone-labels?zone=`, which the Scheduled notebooks view asks for each definition's zone), else the offset.
+ * `seconds`: `12:00:05 JST`, for a clock the server said to the second (s40-views: the panel cut them).
  */
 export function localTime(
-  iso: string | null | undefined, timeZone: string, label: string | null | undefined, now: Date = new Date()
+  iso: string | null | undefined, timeZone: string, label: string | null | undefined, now: Date = new Date(), seconds = false
 ): string {
   if (!iso) {
     return '';
@@ -62,12 +66,12 @@ export function localTime(
     const parts = (when: Date): Record<string, string> =>
       Object.fromEntries(
         new Intl.DateTimeFormat('en-US', {
-          timeZone, year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23'
+          timeZone, year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23'
         }).formatToParts(when).map(p => [p.type, p.value])
       );
     const when = parts(at);
     const today = parts(now);
-    const hhmm = `${when.hour}:${when.minute} ${zoneText(label, at, timeZone)}`;
+    const hhmm = `${when.hour}:${when.minute}${seconds ? `:${when.second}` : ''} ${zoneText(label, at, timeZone)}`;
     if (when.year === today.year && when.month === today.month && when.day === today.day) {
       return hhmm;
     }
@@ -83,7 +87,8 @@ export function localTime(
  * clock in it in the definition's zone ({@link localTime}), as the rest of its output says them — the CLI's
  * `in_its_zone` (newuser38 n20; n30: a run's row said `Dec 7 12:00 CET` beside its reason's `ETA 11:30 UTC`). `named`:
  * a time the server named the zone at (a run's `scheduled_for`, `scheduled_zone`), whose name is said of every clock
- * at the same offset; else the offset (`UTC+1`), as {@link skippedText} says it.
+ * at the same offset; else the server's name of the zone's offset where it sent them ({@link localTime}), else the
+ * offset (`UTC+1`). A clock the server said to the second keeps its seconds (`12:00:05 JST`), as the CLI's does.
  */
 export function inItsZone(
   text: string, timeZone: string | null | undefined, named: { at?: string | null; label?: string | null } = {}, now: Date = new Date()
@@ -91,7 +96,7 @@ export function inItsZone(
   const zone = timeZone && zoneText(null, now, timeZone) ? timeZone : 'UTC'; // one this browser does not know: UTC
   const known = named.at && named.label ? new Date(named.at) : null;
   const label = (at: Date) => (known && !isNaN(known.getTime()) && zoneText(null, at, zone) === zoneText(null, known, zone) ? named.label : undefined);
-  return clocksSaidBy(text, at => localTime(at.toISOString(), zone, label(at), now), now);
+  return clocksSaidBy(text, (at, seconds) => localTime(at.toISOString(), zone, label(at), now, seconds), now);
 }
 
 /**
@@ -458,6 +463,8 @@ export class DefinitionsView extends Widget {
   private previewTimer: number | undefined;
   private handles: IDisposable[] = [];
   private loading: Promise<void> | null = null;
+  /** The definitions' zones whose names were asked of the server ({@link askZoneNames}): once each. */
+  private readonly zonesAsked = new Set<string>();
   /** The definition the form edits (null: the form creates a new one). */
   private editing: Definition | null = null;
   /** Where a refusal of the form's Save is said (set by {@link buildForm}). */
@@ -555,8 +562,29 @@ export class DefinitionsView extends Widget {
         this.loading = null;
       }
       this.render();
+      void this.askZoneNames();
     })();
     return this.loading;
+  }
+
+  /**
+   * Ask the server the names of each listed definition's zone not asked yet (`GET zone-labels?zone=Asia/Tokyo`),
+   * then render again: its clocks the server sent no label with — a run's reason, a skip's why — name the zone as
+   * the CLI does (`JST`, not `UTC+9`; s40-views). A refusal or an older server: the offset stands.
+   */
+  private async askZoneNames(): Promise<void> {
+    const zones = [...new Set(this.definitions.map(d => d.timezone || 'UTC'))].filter(z => !this.zonesAsked.has(z) && !zoneLabelsKnown(z));
+    if (!zones.length) {
+      return;
+    }
+    zones.forEach(z => this.zonesAsked.add(z));
+    const answers = await Promise.all(zones.map(zone => this.model.client.zoneLabels(zone).then(
+      answer => { setZoneLabels(zone, answer.labels); return true; },
+      () => false
+    )));
+    if (answers.some(Boolean) && !this.isDisposed) {
+      this.render();
+    }
   }
 
   // -- create ---------------------------------------------------------------------------------

@@ -362,6 +362,10 @@ export function zoneText(label: string | null | undefined, at: Date, timeZone: s
   if (label) {
     return label;
   }
+  const named = zoneName(at, timeZone);
+  if (named) {
+    return named; // the server's name of that offset (`GET zone-labels?zone=`), as the CLI says it (s40-views)
+  }
   try {
     const offset = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' })
       .formatToParts(at).find(p => p.type === 'timeZoneName')?.value ?? '';
@@ -399,11 +403,35 @@ function browserZone(): string {
  */
 let zoneNames: Map<number, string> | null = null;
 
-/** Name `zone`'s offsets by `labels` (the server's `GET zone-labels`); ignored unless it is the display zone. */
+/**
+ * The names of other zones' offsets, by IANA zone (a job definition's: `Asia/Tokyo` → `540` → `JST`), as the server
+ * sent them (`GET zone-labels?zone=`): a definition's clocks said in its zone name it as the CLI does (s40-views:
+ * the panel said `12:00 UTC+9` where the CLI said `12:00 JST`, wherever the server sent no label with the time).
+ */
+const otherZoneNames = new Map<string, Map<number, string>>();
+
+/** Name `zone`'s offsets by `labels` (the server's `GET zone-labels?zone=`): the display zone's, or a definition's. */
 export function setZoneLabels(zone: string, labels: readonly { offset_minutes: number; label: string }[]): void {
+  const names = new Map(labels.map(l => [l.offset_minutes, l.label]));
   if (zone === displayZone) {
-    zoneNames = new Map(labels.map(l => [l.offset_minutes, l.label]));
+    zoneNames = names;
   }
+  otherZoneNames.set(zone, names);
+}
+
+/** Whether the server's names of `zone`'s offsets are known here ({@link setZoneLabels}). */
+export function zoneLabelsKnown(zone: string): boolean {
+  return otherZoneNames.has(zone);
+}
+
+/** The server's name of `timeZone`'s offset at `at` (`JST`), where it sent that zone's names; else undefined. */
+function zoneName(at: Date, timeZone: string): string | undefined {
+  const names = timeZone === displayZone && zoneNames ? zoneNames : otherZoneNames.get(timeZone);
+  if (!names) {
+    return undefined;
+  }
+  const offset = offsetMinutes(at, timeZone);
+  return offset === null ? undefined : names.get(offset);
 }
 
 /** Minutes east of UTC of `timeZone` at `at` (null: a zone this browser does not know). */
@@ -425,6 +453,7 @@ function offsetMinutes(at: Date, timeZone: string): number | null {
 export function setDisplayZone(zone: string): string {
   const before = displayZone;
   zoneNames = null;
+  otherZoneNames.clear(); // every zone's names asked again (tests pin a zone and its names)
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
     displayZone = zone;
