@@ -16,6 +16,14 @@ ENV_DB_URL_FILE = "JUPYTER_SCHED_DB_URL_FILE"
 """Environment variable naming a file that holds the store URL (e.g. a mounted secret)."""
 
 
+SERVE_EXIT_STATUS = ("Exit status: 0 stopped cleanly (SIGINT or SIGTERM, as the hub stops a managed service); 2 bad input or\n"
+                     "configuration, said before anything starts (no or a bad store URL, JUPYTERHUB_API_URL/_TOKEN unset, a\n"
+                     "setting it cannot read, root without --allow-root); 1 could not start (the [hub] extra missing, the\n"
+                     "port taken).")
+"""``serve``'s exit statuses, in its --help as every subcommand's (newuser40 n1: serve, simulate and fetch-traces
+were the three --help pages that said none)."""
+
+
 def parser() -> argparse.ArgumentParser:
     """The parser of ``jupyter-sched serve``'s own options (the ServerApp's ``--Class.trait=value`` pass through)."""
     found = argparse.ArgumentParser(
@@ -32,7 +40,9 @@ def parser() -> argparse.ArgumentParser:
     c.SchedApp.admin_users = ["bob"]
     c.HubSchedApp.gpu_prices = {{"*": 2.5}}
 
-  Quotas can also be changed while it runs: PUT api/sched/quotas as a hub admin.""")
+  Quotas can also be changed while it runs: PUT api/sched/quotas as a hub admin.
+
+{SERVE_EXIT_STATUS}""")
     found.add_argument("--db-url", default=None,
                         help=f"store URL without a password, e.g. postgresql+psycopg://sched@db/sched (one with a "
                              f"password goes in ${ENV_DB_URL} or --db-url-file)")

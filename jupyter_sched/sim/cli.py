@@ -42,12 +42,19 @@ class _Parser(argparse.ArgumentParser):
                                       options=list(self._option_string_actions)) + "\n")
 
 
+OFFLINE_EXIT_STATUS = ("Exit status: 0 done; 2 bad input (an option, or a scenario, trace or output folder that is missing "
+                       "or unusable: fix the command); 1 could not finish (the [sim] extra missing, a file it could not "
+                       "write or fetch); 130 interrupted.")
+"""``simulate``'s and ``fetch-traces``' exit statuses, in their --help as every subcommand's (newuser40 n1)."""
+
+
 def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
     """Parser with the ``simulate`` and ``fetch-traces`` subcommands."""
     parser = _Parser(prog=prog, description="Trace-driven simulation of the scheduler.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    sim = sub.add_parser("simulate", help="replay a scenario or a public trace through the scheduler")
+    sim = sub.add_parser("simulate", help="replay a scenario or a public trace through the scheduler",
+                         epilog=OFFLINE_EXIT_STATUS)
     src = sim.add_mutually_exclusive_group(required=True)
     src.add_argument("scenario", nargs="?", help="scenario YAML file")
     src.add_argument("--openb", metavar="WORKLOAD", help="openb pod list (e.g. default, gpushare40)")
@@ -72,7 +79,8 @@ def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
                     "openb (Alibaba's GPU cluster trace v2023, with the FGD paper's published results), Tiresias "
                     "(Philly), Acme and Alibaba's spot-GPU nodes — from raw.githubusercontent.com, pinned to "
                     "commits, each under its own licence (research/study use, Apache-2.0, CC BY 4.0: see "
-                    "jupyter_sched/sim/fetch.py). --dry-run lists every URL and where it goes.")
+                    "jupyter_sched/sim/fetch.py). --dry-run lists every URL and where it goes.",
+        epilog=OFFLINE_EXIT_STATUS)
     fetch.add_argument("--dest", required=True, help="target folder (then set JUPYTER_SCHED_DATA to it)")
     fetch.add_argument("--only", help="comma-separated groups: openb,fgd,tiresias,acme,spot (default all)")
     fetch.add_argument("--dry-run", action="store_true", help="print the plan, download nothing")
@@ -362,6 +370,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
         where = f"{exc.filename}: " if exc.filename else ""
         err.write(f"{said}{where}{(exc.strerror or str(exc)).lower()} [os_error]\n")
         return 1
+    except KeyboardInterrupt:  # Ctrl-C of a long replay was a traceback (newuser40 n1, found beside it)
+        err.write(f"{said}interrupted\n")
+        return 130
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> It
 def test_newuser39_n17_every_subcommand_help_says_its_exit_statuses() -> None:
     commands = dict(_commands(build_parser()))
     assert {"submit", "cancel", "logs", "status", "queue", "jobs", "hold", "definitions create", "usage"} <= set(commands)
-    own_help = {"serve", "simulate", "fetch-traces", "doctor"}  # their own programs: --help is theirs (doctor below)
+    own_help = {"serve", "simulate", "fetch-traces", "doctor"}  # their own programs: tested in their own files
     silent = [name for name, sub in commands.items()
               if name not in own_help and "Exit status: 0" not in " ".join(sub.format_help().split())]
     assert silent == [], silent  # was every one but wait
