@@ -117,15 +117,25 @@ def lease_idle_release(lease: Job, policies: IdlePolicies | None, *, kernel_acti
     about a kernel still holding the GPU when it is released (``"shutdown"`` / ``"hold"``,
     :mod:`.idle_kernels`; None where no GPU process list is read), added as ``"kernel"`` to a
     kernel's lease that is released. ``keepalive_until``: its keepalive keeps it while idle until then
-    (``%gpu keepalive``), added as ``"keepalive_until"`` to a released lease (newuser39 n11). Pure."""
+    (``%gpu keepalive``), added as ``"keepalive_until"`` to a released lease (newuser39 n11).
+    A kernel's lease under a busy-kernel rule adds its bound (red39 R8: "busy" defers reclaim only so long):
+    ``"busy_after_s"`` (seconds its GPUs may stay idle while its kernel is said to be busy: the rule's
+    window + grace) and ``"busy_action"`` (``"release"`` or ``"notify"``: what happens then). Pure."""
     if policies is None:
         return {"action": "off"}
     policy = policies.for_job(lease)
     if not policy.enabled:
         return {"action": "off"}
+    busy: dict[str, Any] = {}
+    busy_notify = policy.busy_kernel_mode == ReclaimMode.NOTIFY
+    # said where it changes what the line promises: a server that reclaims nothing says that alone
+    if lease.spec.kernel_id and policy.busy_kernel_window_s is not None and not (
+            busy_notify and policy.lease_mode == ReclaimMode.NOTIFY):
+        busy = {"busy_after_s": policy.busy_kernel_window_s + policy.grace_s,
+                "busy_action": "notify" if busy_notify else "release"}
     if policy.lease_mode == ReclaimMode.NOTIFY:
-        return {"action": "notify"}
-    out: dict[str, Any] = {"action": "release", "after_s": policy.window_s + policy.grace_s}
+        return {"action": "notify", **busy}
+    out: dict[str, Any] = {"action": "release", "after_s": policy.window_s + policy.grace_s, **busy}
     if kernel_action and lease.spec.kernel_id:
         out["kernel"] = kernel_action
     if keepalive_until is not None:

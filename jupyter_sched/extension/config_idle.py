@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Enum, Float, validate
+from traitlets import Enum, Float, default, validate
 from traitlets.config import Configurable
 
 from .config import config_error, positive
@@ -71,10 +71,15 @@ class IdleConfig(Configurable):
     idle_busy_kernel_window_s = Float(
         14400.0,
         config=True,
-        help="""For a lease whose kernel is busy (or in an unknown state) while its GPUs stay idle:
-        seconds before that counts as idle too. Default: 14400 s (4 h; kept >= idle_window_s +
-        idle_grace_s) so a kernel loading data for an hour is never reclaimed. 0 turns
-        the busy-kernel rule off.""" + _IDLE_API_NOTE,
+        help="""The bound on a kernel's "busy": for a lease whose kernel is said to be busy while its
+        GPUs stay idle (GPU utilization under idle_threshold_percent, valid samples only), seconds
+        before that counts as idle too, then idle_busy_kernel_action applies (warned first, as any
+        idle work). Default: 14400 s (4 h; kept >= idle_window_s + idle_grace_s) so a kernel loading
+        data for an hour is never reclaimed. A kernel's state is its server's word — in hub mode the
+        user's own server reports it, and the user's code holds the same credentials — so the GPU's
+        own utilization is the only evidence a user cannot forge: this bound is what keeps "busy"
+        from holding idle GPUs for ever. 0 turns the busy-kernel rule off (a busy kernel then
+        keeps idle GPUs as long as it says it is busy).""" + _IDLE_API_NOTE,
     )
 
     idle_keepalive_max_s = Float(
@@ -97,10 +102,21 @@ class IdleConfig(Configurable):
         ["release", "requeue", "stop", "notify"],
         default_value="notify",
         config=True,
-        help="""What the busy-kernel rule does (see idle_busy_kernel_window_s). Default: "notify":
-        a busy kernel may be doing real work the GPU meters cannot see, so it is not reclaimed
-        without an admin choosing so.""" + _IDLE_API_NOTE,
+        help="""What the busy-kernel rule does once a lease's GPUs stayed idle under a busy kernel for
+        idle_busy_kernel_window_s. Default by mode: hub ("jupyter-sched serve", users who do not
+        trust each other): "release" — a kernel's busy state is its user's word (red39 R8: a
+        report of "busy" kept a parked GPU from every other user), so it defers reclaim only for
+        that bound; the owner is warned first, and the kernel keeps running (a kernel still on the
+        GPU then: idle_kernel_action). Embedded (one user's own server and GPUs): "notify" — the
+        server's own kernel manager says busy, which nobody else can forge, so it is reported
+        and nothing is freed. Either can be set.""" + _IDLE_API_NOTE,
     )
+
+    @default("idle_busy_kernel_action")
+    def _busy_kernel_action_by_mode(self) -> str:
+        # a server that runs its users' kernels itself reads their states from its own kernel
+        # manager; the hub's service only has its users' reports (HubSchedApp.owns_kernels False)
+        return "notify" if getattr(self, "owns_kernels", True) else "release"
 
     idle_job_action = Enum(
         ["release", "requeue", "stop", "notify"],

@@ -24,6 +24,8 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..reclaim.idle import KERNEL_MANAGER
+
 __all__ = ["KERNEL_ACTIONS_SCHEMA", "install_kernel_hooks", "kernel_alive_elsewhere", "kernel_env", "kernel_states",
            "release_orphan_leases"]
 
@@ -49,7 +51,8 @@ def kernel_states(kernel_manager: Any) -> dict[str, dict[str, Any]]:
 
     Returns:
         ``{kernel_id: {"execution_state": "busy"|"idle"|..., "last_activity": datetime (UTC) | None,
-        "pid": int | None}}``. Called from the engine's worker thread: it only reads a copy of the
+        "pid": int | None, "source": "this server's kernel manager"}}`` — the one source of an embedded
+        server's kernel states (no ``PUT api/sched/kernels`` is taken here: red39 R8). Called from the engine's worker thread: it only reads a copy of the
         kernel table and each kernel's attributes, never awaits.
     """
     out: dict[str, dict[str, Any]] = {}
@@ -61,7 +64,7 @@ def kernel_states(kernel_manager: Any) -> dict[str, dict[str, Any]]:
         process = getattr(getattr(km, "provisioner", None), "process", None)
         out[kernel_id] = {"execution_state": getattr(km, "execution_state", None),
                           "last_activity": getattr(km, "last_activity", None),
-                          "pid": getattr(process, "pid", None)}
+                          "pid": getattr(process, "pid", None), "source": KERNEL_MANAGER}
     return out
 
 

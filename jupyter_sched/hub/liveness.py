@@ -65,6 +65,7 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..model import parse_utc
+from ..reclaim.idle import USER_SERVER_REPORT
 from ..scheduling.snapshot import owned_kernel_key
 from .hubapi import HubClient, active_servers_of, active_users, user_servers
 
@@ -302,7 +303,8 @@ class KernelReports:
                 state = report.states.get(kernel_id)
                 kernel = owned_kernel_key(report.user, kernel_id)  # never read as another user's (red team 18, R3)
                 if age <= STATE_STALE_S and state is not None:
-                    out[kernel] = {"execution_state": state.execution_state, "last_activity": state.last_activity}
+                    out[kernel] = {"execution_state": state.execution_state, "last_activity": state.last_activity,
+                                   "source": USER_SERVER_REPORT}  # the user's word: bounded by the GPUs (R8)
                 elif kernel not in out or out[kernel]["execution_state"] == "unknown":
                     why = (f"its server's last kernel report is {age / 60:.0f} min old" if age > STATE_STALE_S
                            else "its server reports no kernel states (an older jupyter_sched)")

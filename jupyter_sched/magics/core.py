@@ -54,6 +54,7 @@ from ..wording.jobs import (
     TERMINAL_STATES,
     bulk_cancel_answers,
     bulk_cancel_plan,
+    busy_bound_words,
     changed_line,
     dryrun_line,
     granted_milli,
@@ -482,6 +483,8 @@ class SchedMagics(Magics):
             self._print("This kernel: " + job_line(lease, _now()))
             if kept := keepalive_line(lease, _now()):  # newuser39 n11: the keepalive was said nowhere
                 self._print(f"Keepalive: {kept}.")
+            if busy := busy_bound_words(lease.get("idle_release")):  # red39 R8: "busy" keeps idle GPUs only so long
+                self._print(f"Busy kernel: {busy}.")
             warned = self._idle_warning(str(lease.get("id")), limit_end(lease))
             if warned:  # a warned lease loses its GPUs and CUDA state: say so here (new user 4)
                 self._print(f"Warning: {warned}.")

@@ -45,8 +45,8 @@ from typing import Any, Protocol
 
 from ..errors import ConflictError, ValidationError
 from ..model import Inventory, Job, JobKind, JobState, parse_utc, to_iso
-from ..model.samples import VALIDITY_RULES, GpuSample
-from ..model.units import clock_text
+from ..model.samples import VALIDITY_RULES, GpuSample, Validity
+from ..model.units import clock_text, format_duration
 from ..scheduling.snapshot import IdleAction, Snapshot, kernel_activity_of
 from .policy import IdlePolicies, IdlePolicy, ReclaimMode
 
@@ -55,9 +55,12 @@ __all__ = [
     "IdleInput",
     "IdleVerdict",
     "KERNEL_KEPT",
+    "KERNEL_MANAGER",
     "KernelActivity",
     "LadderState",
+    "USER_SERVER_REPORT",
     "advance_ladder",
+    "busy_kernel_evidence",
     "default_idle_arbiter",
     "device_keys",
     "evaluate_idle",
@@ -81,11 +84,15 @@ class KernelActivity:
         last_activity: last time the kernel executed or emitted output (aware UTC).
         unknown_why: with ``execution_state`` ``unknown``, why it is not known (``kernel state
             unknown in hub mode: its server's last kernel report is 3 min old``); "" otherwise.
+        source: who said the state: :data:`KERNEL_MANAGER` (an embedded server's own kernel
+            manager) or :data:`USER_SERVER_REPORT` (hub mode: the user's server's report, which
+            the user's own code can send too — red39 R8); "" when not said.
     """
 
     execution_state: str
     last_activity: datetime | None = None
     unknown_why: str = ""
+    source: str = ""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> KernelActivity | None:
@@ -101,7 +108,15 @@ class KernelActivity:
         if last is not None and not isinstance(last, datetime):
             last = parse_utc(str(last), field="kernels.last_activity")  # ISO text from jupyter_server
         return cls(execution_state=str(data.get("execution_state", "unknown")), last_activity=last,
-                   unknown_why=str(data.get("unknown_why") or "")[:200])
+                   unknown_why=str(data.get("unknown_why") or "")[:200], source=str(data.get("source") or "")[:80])
+
+
+KERNEL_MANAGER = "this server's kernel manager"
+"""``source`` of a kernel state an embedded server read from its own kernel manager (nobody else's word)."""
+
+USER_SERVER_REPORT = "its user's server's report"
+"""``source`` of a kernel state the hub's service took from a user server's ``PUT api/sched/kernels``: the
+user's own word (their code holds the same token), believed only up to ``busy_kernel_window_s`` with idle GPUs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +141,8 @@ class IdleVerdict:
         kernel_state: a lease's kernel state the verdict judged (``idle``, ``busy``, ``unknown``,
             ...); "" for batch work. A lease idle under ``gpu_busy_kernel`` with a ``busy`` kernel
             is still active work (hub activity, :mod:`jupyter_sched.hub.activity`).
+        kernel_source: who said ``kernel_state`` (:attr:`KernelActivity.source`); "" when not said.
+        threshold_pct: the idle threshold the verdict used, % (the evidence's numbers).
     """
 
     idle: bool
@@ -138,6 +155,8 @@ class IdleVerdict:
     open_start: bool = False
     paused_s: float = 0.0
     kernel_state: str = ""
+    kernel_source: str = ""
+    threshold_pct: float = 0.0
 
 
 class IdleArbiter(Protocol):
@@ -382,7 +401,8 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
                        mode=policy.busy_kernel_mode,
                        reason=f"GPU < {thr} for {_minutes(policy.busy_kernel_window_s)} while the {said} "
                               f"({KERNEL_KEPT})", open_start=run.open_start,
-                       devices=keys, paused_s=run.paused_s, kernel_state=state)
+                       devices=keys, paused_s=run.paused_s, kernel_state=state,
+                       kernel_source=kernel.source if kernel is not None else "", threshold_pct=policy.threshold_pct)
 
 
 KERNEL_KEPT = "the kernel keeps running"
@@ -429,9 +449,33 @@ def _evidence(samples: Sequence[GpuSample], verdict: IdleVerdict, now: datetime,
         if s.memory_used_mib is not None:
             row["memory_used_mib"] = max(row["memory_used_mib"] or 0.0, s.memory_used_mib)
         row["n"] += 1
-    return {"rule": verdict.rule, "idle_since": to_iso(verdict.idle_since), "limit_s": limit_s,
-            "window_start": to_iso(start), "window_end": to_iso(now),
-            "samples": sorted(per_minute.values(), key=lambda r: (r["device"], r["minute"]))}
+    out: dict[str, Any] = {"rule": verdict.rule, "idle_since": to_iso(verdict.idle_since), "limit_s": limit_s,
+                           "window_start": to_iso(start), "window_end": to_iso(now),
+                           "samples": sorted(per_minute.values(), key=lambda r: (r["device"], r["minute"]))}
+    if verdict.rule == "gpu_busy_kernel" and verdict.idle_since is not None:
+        out["kernel"] = busy_kernel_evidence(samples, since=verdict.idle_since, now=now,
+                                             threshold_pct=verdict.threshold_pct, state=verdict.kernel_state,
+                                             source=verdict.kernel_source)
+    return out
+
+
+def busy_kernel_evidence(samples: Sequence[GpuSample], *, since: datetime, now: datetime, threshold_pct: float,
+                         state: str, source: str) -> dict[str, Any]:
+    """What a busy-kernel step rests on (red39 R8): the kernel's *said* state, who said it, and the
+    GPUs' own valid samples of the period — the one evidence its user cannot forge. ``summary``: ``kernel
+    reported busy while its GPUs were idle for 4h00m (its user's server's report; valid samples: 240,
+    all < 5 %, max 0.4 %; 3 blank or suspect left out)``. Pure; JSON-able."""
+    period = [s for s in samples if since <= s.timestamp <= now]
+    valid = [s for s in period if s.validity is Validity.VALID and s.activity_pct is not None]
+    peak = max((s.activity_pct or 0.0 for s in valid), default=0.0)
+    left = len(period) - len(valid)
+    said = f"{source}; " if source else ""
+    summary = (f"kernel reported {state or 'busy'} while its GPUs were idle for "
+               f"{format_duration((now - since).total_seconds())} ({said}valid samples: {len(valid)}, all < "
+               f"{threshold_pct:g} %, max {peak:.1f} %" + (f"; {left} blank or suspect left out)" if left else ")"))
+    return {"state": state, "source": source, "busy_since_at_most": to_iso(since), "valid_samples": len(valid),
+            "left_out_samples": left, "max_activity_pct": round(peak, 2), "threshold_pct": threshold_pct,
+            "summary": summary}
 
 
 def window_evidence(samples: Sequence[GpuSample], *, rule: str, idle_since: datetime | None, now: datetime,

@@ -24,7 +24,7 @@ from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary", "reclaim_cost_text",
-           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "keepalive_line", "kept_alive_until", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "keepalive_line", "busy_bound_words", "kept_alive_until", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
            "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
 
@@ -1019,9 +1019,12 @@ def _lease_hold(lease: Mapping[str, Any], cancel: str, now: datetime | None = No
         what = "a kernel's GPUs" if lease.get("name") in LEASE_NAMES[:2] else "a lease's GPUs"
         idle = f" or they are reclaimed {when}" if when else ""
         return f"{what}: held until its owner releases them{idle}, no time limit{note}"
-    idle = f" or reclaimed {when}" if when else ""
+    busy = busy_bound_words(lease.get("idle_release"))  # red39 R8: how long "busy" keeps idle GPUs
+    busy = f" ({busy})" if busy else ""
+    idle = f" or reclaimed {when}{busy}" if when else busy
     if when and (kept := kept_alive_until(lease.get("idle_release"))) is not None:  # newuser39 n11
-        idle = f" or reclaimed {when}, not before {clock_text(kept, now)}: kept while idle until then (its keepalive)"
+        idle = (f" or reclaimed {when}{busy}, not before {clock_text(kept, now)}: kept while idle until then "
+                "(its keepalive)")
     kernel = _IDLE_KERNEL.get(str((lease.get("idle_release") or {}).get("kernel")), "") if when else ""
     return f"a kernel's GPUs: held until released (%gpu release){idle}, no time limit{note}{kernel}"
 
@@ -1034,6 +1037,22 @@ def keepalive_line(lease: Mapping[str, Any], now: datetime | None) -> str:
     if kept is None or not when:
         return ""
     return f"kept while idle until {clock_text(kept, now)} (its keepalive); reclaimed {when}, not before then"
+
+
+def busy_bound_words(idle_release: Any) -> str:
+    """How long a kernel's "busy" keeps its lease's idle GPUs, from its wire ``idle_release``
+    (``busy_after_s``, ``busy_action``: :func:`jupyter_sched.engine.lease_horizon.lease_idle_release`):
+    ``kept while its kernel is busy, up to 4h00m with idle GPUs`` (released then),
+    ``kept while its kernel is busy; 4h00m with idle GPUs is reported, not reclaimed`` (notify), "" when
+    not said. Red39 R8: a kernel's busy state deferred idle reclaim with no bound anyone could read."""
+    if not isinstance(idle_release, Mapping):
+        return ""
+    after = idle_release.get("busy_after_s")
+    if not isinstance(after, (int, float)) or isinstance(after, bool) or after <= 0:
+        return ""
+    if idle_release.get("busy_action") == "notify":
+        return f"kept while its kernel is busy; {format_duration(float(after))} with idle GPUs is reported, not reclaimed"
+    return f"kept while its kernel is busy, up to {format_duration(float(after))} with idle GPUs"
 
 
 def kept_alive_until(idle_release: Any) -> datetime | None:

@@ -237,6 +237,24 @@ export function idleReleaseWords(idleRelease: unknown): [string, string] {
   return ['when idle', ''];
 }
 
+/**
+ * How long a kernel's "busy" keeps its lease's idle GPUs, from `idle_release.busy_after_s` / `busy_action`
+ * (jupyter_sched.wording.jobs.busy_bound_words; red39 R8): `kept while its kernel is busy, up to 4h00m with
+ * idle GPUs`, `kept while its kernel is busy; 4h00m with idle GPUs is reported, not reclaimed`, '' when not said.
+ */
+export function busyBoundWords(idleRelease: unknown): string {
+  if (!idleRelease || typeof idleRelease !== 'object') {
+    return '';
+  }
+  const { busy_after_s: after, busy_action: action } = idleRelease as { busy_after_s?: unknown; busy_action?: unknown };
+  if (typeof after !== 'number' || !isFinite(after) || after <= 0) {
+    return '';
+  }
+  return action === 'notify'
+    ? `kept while its kernel is busy; ${compactDuration(after)} with idle GPUs is reported, not reclaimed`
+    : `kept while its kernel is busy, up to ${compactDuration(after)} with idle GPUs`;
+}
+
 type EndsOf = Pick<Job, 'id' | 'state' | 'kind' | 'name' | 'started_at' | 'time_limit_s' | 'kernel_id' | 'parent_job_id' | 'released_at_exit' | 'idle_release' | 'drain'> & {
   mine?: boolean | null;
   projected_end?: Job['projected_end'];
@@ -334,9 +352,11 @@ export function endsLine(job: EndsOf, now: Date = new Date()): string {
   const kernel = when ? IDLE_KERNEL[String(kernelAction)] ?? '' : '';
   // its keepalive while it lasts (newuser39 n11; jupyter_sched.wording.jobs._lease_hold)
   const kept = parseTime((job.idle_release as { keepalive_until?: string } | null | undefined)?.keepalive_until);
-  const idle = !when ? '' : kept
-    ? ` or reclaimed ${when}, not before ${clockText(kept, now)}: kept while idle until then (its keepalive)`
-    : ` or reclaimed ${when}`;
+  const bound = busyBoundWords(job.idle_release);  // red39 R8: how long "busy" keeps idle GPUs
+  const busy = bound ? ` (${bound})` : '';
+  const idle = !when ? busy : kept
+    ? ` or reclaimed ${when}${busy}, not before ${clockText(kept, now)}: kept while idle until then (its keepalive)`
+    : ` or reclaimed ${when}${busy}`;
   return `a kernel's GPUs: held until released (%gpu release)${idle}, no time limit${note}${kernel}`;
 }
 

@@ -1911,7 +1911,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle; on a kernel's lease, busy_after_s and busy_action: how long its GPUs may stay idle while its kernel is said to be busy (the busy-kernel bound: window + grace) and what happens then, release or notify (red39 R8)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -2109,7 +2109,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle; on a kernel's lease, busy_after_s and busy_action: how long its GPUs may stay idle while its kernel is said to be busy (the busy-kernel bound: window + grace) and what happens then, release or notify (red39 R8)
              * @example {
              *       "action": "release",
              *       "after_s": 3600
@@ -2612,7 +2612,7 @@ export interface components {
             /** @description when a stop was asked for, while it runs on (see stop_requested) */
             stopping_since?: string | null;
             /**
-             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle
+             * @description a lease holding GPUs: what this server's idle policy does to it when idle — action release (after after_s seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle; on a kernel's lease, busy_after_s and busy_action: how long its GPUs may stay idle while its kernel is said to be busy (the busy-kernel bound: window + grace) and what happens then, release or notify (red39 R8)
              * @example {
              *       "action": "release",
              *       "after_s": 3600

@@ -524,6 +524,17 @@ describe('endsLine (new user 22, N5: the CLI\'s ends-by words, jupyter_sched.wor
     expect(endsLine({ ...makeJob({ ...lease, name: 'lease', kernel_id: null }), mine: false }, now)).toBe(
       "a lease's GPUs: held until its owner releases them or they are reclaimed when idle, no time limit");
   });
+
+  it('test_red39_r8_panel_lease_line_says_how_long_busy_keeps_idle_gpus', () => {
+    // the hub's default: a busy kernel defers reclaim for the bound only (busy_action release)
+    expect(endsLine(makeJob({ ...lease, idle_release: { action: 'release', after_s: 1800, busy_after_s: 14400, busy_action: 'release' } }), now)).toBe(
+      "a kernel's GPUs: held until released (%gpu release) or reclaimed after 30m idle (kept while its kernel is busy, up to 4h00m with idle GPUs), no time limit");
+    // embedded: reported, not reclaimed
+    expect(endsLine(makeJob({ ...lease, idle_release: { action: 'release', after_s: 1800, busy_after_s: 14400, busy_action: 'notify' } }), now)).toBe(
+      "a kernel's GPUs: held until released (%gpu release) or reclaimed after 30m idle (kept while its kernel is busy; 4h00m with idle GPUs is reported, not reclaimed), no time limit");
+    expect(endsLine(makeJob({ ...lease, idle_release: { action: 'release', after_s: 1800, busy_after_s: 14400, busy_action: 'release', keepalive_until: '2026-12-05T06:16:00Z' } }), now)).toBe(
+      "a kernel's GPUs: held until released (%gpu release) or reclaimed after 30m idle (kept while its kernel is busy, up to 4h00m with idle GPUs), not before 06:16 UTC: kept while idle until then (its keepalive), no time limit");
+  });
 });
 
 describe('projectedLine (new user 22, N10: the end my waiters are given, jupyter_sched.wording.projected.projected_end_text)', () => {

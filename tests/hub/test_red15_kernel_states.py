@@ -15,6 +15,7 @@ from jupyter_sched.hub.liveness import STATE_STALE_S, KernelReport, KernelReport
 from jupyter_sched.model import Allocation, Job, JobKind, JobSpec, JobState
 from jupyter_sched.model.samples import GpuSample
 from jupyter_sched.reclaim import IdlePolicy, KernelActivity, default_idle_arbiter
+from jupyter_sched.reclaim.idle import USER_SERVER_REPORT
 
 NOW = datetime(2026, 12, 4, 10, 0, tzinfo=timezone.utc)
 KERNELS = frozenset({"k-1", "k-2"})
@@ -56,7 +57,8 @@ def test_red15_r6_the_engine_source_gives_fresh_states_and_unknown_for_stale_or_
                                 states={"k-1": KernelState("idle", NOW - timedelta(minutes=5))}))
     reports.record(KernelReport(user="ana", server="old", kernels=frozenset({"k-2"}), received_at=NOW))
     fresh = reports.activity(NOW + timedelta(seconds=30))
-    assert kernel_activity_of(fresh, "ana", "k-1") == {"execution_state": "idle", "last_activity": NOW - timedelta(minutes=5)}
+    assert kernel_activity_of(fresh, "ana", "k-1") == {"execution_state": "idle", "last_activity": NOW - timedelta(minutes=5),
+                                                       "source": USER_SERVER_REPORT}  # the user's word (red39 R8)
     assert kernel_activity_of(fresh, "ana", "k-2")["execution_state"] == "unknown"
     assert kernel_activity_of(fresh, "ana", "k-2")["unknown_why"].startswith("kernel state unknown in hub mode: its server reports no kernel")
     stale = reports.activity(NOW + timedelta(seconds=STATE_STALE_S + 90))

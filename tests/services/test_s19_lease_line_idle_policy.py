@@ -31,8 +31,10 @@ OTHERS = "a kernel's GPUs: held until its owner releases them{}, no time limit{}
 
 @pytest.mark.parametrize(("policies", "idle", "own", "others"), [
     pytest.param(IdlePolicies(default=IdlePolicy(window_s=3600.0, grace_s=600.0)),
-                 {"action": "release", "after_s": 4200.0},
-                 OWN.format(" or reclaimed after 1h10m idle", ""),
+                 # red39 R8: the busy-kernel bound (IdlePolicy's own default: 4 h + the grace, notify) is said too
+                 {"action": "release", "after_s": 4200.0, "busy_after_s": 15000.0, "busy_action": "notify"},
+                 OWN.format(" or reclaimed after 1h10m idle (kept while its kernel is busy; 4h10m with idle GPUs is "
+                            "reported, not reclaimed)", ""),
                  OTHERS.format(" or they are reclaimed after 1h10m idle", ""), id="released after 1h10m idle"),
     pytest.param(IdlePolicies(default=IdlePolicy(window_s=3600.0, lease_mode=ReclaimMode.NOTIFY)),
                  {"action": "notify"},

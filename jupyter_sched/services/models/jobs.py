@@ -793,7 +793,9 @@ class Job(CodecView):
         "seconds idle: window + grace), notify (reported as idle, never released) or off (no idle reclaim); on a "
         "kernel's released lease where the GPU's process list is read, kernel: shutdown or hold (what is done when "
         "the kernel still holds the GPU then: shut down, or the GPU kept out of use until it lets go); "
-        "keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle"))
+        "keepalive_until: while its keepalive lasts, the time before which it is not reclaimed as idle; on a "
+        "kernel's lease, busy_after_s and busy_action: how long its GPUs may stay idle while its kernel is said to "
+        "be busy (the busy-kernel bound: window + grace) and what happens then, release or notify (red39 R8)"))
     stop_requested: StopRequested | None = Field(default=None, description=(
         "set while the job is in the grace of a stop (a cancel, a preemption, its time limit, an idle reclaim): "
         "it still holds GPUs and its state still reads running; clients show it as stopping (new user 8, N13)"))
