@@ -22,9 +22,10 @@ import pwd
 import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from ..model import Job
+from ..model.units import clock_text
 from .transitions import JobWriter
 
 __all__ = ["KILL_ROUNDS", "TERM_WAIT_S", "Leftovers", "owned", "signal_owned"]
@@ -202,12 +203,12 @@ class Leftovers:
             return None
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in sent)
         kill_at = end.at + timedelta(seconds=TERM_WAIT_S)
-        then = (f"those still on it get SIGKILL at {kill_at.astimezone(timezone.utc):%H:%M:%S} UTC"
+        then = (f"those still on it get SIGKILL at {clock_text(kill_at, now, seconds=True)}"
                 if signum == signal.SIGTERM else
                 f"they appeared after the SIGKILL round; round {end.rounds} of at most {KILL_ROUNDS}" if later
                 else "they are gone at once")
         words = (f"releasing: {why}; process(es) {named} of {job.spec.user}'s account still had a context on GPU "
-                 f"{gpus}: sent {name} at {now.astimezone(timezone.utc):%H:%M:%S} UTC by the scheduler ({then}); the "
+                 f"{gpus}: sent {name} at {clock_text(now, now, seconds=True)} by the scheduler ({then}); the "
                  f"GPU goes to other work once they are gone")
         self.say(job, words, [-6 if signum == signal.SIGTERM else -7, *sent])
         self.writer.audit(job, "lease_drain_killed", words, {"pids": sent, "signal": name, "gpu_uuids": gpus.split(", "),

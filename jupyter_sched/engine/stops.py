@@ -45,13 +45,14 @@ import os
 import pwd
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 from ..backoff import Retries
 from ..errors import NotLeaderError
 from ..executors.base import Executor
 from ..model import Job, JobState
 from ..model.horizon import capped
+from ..model.units import clock_text
 from ..store import JobRecord
 from ..wording.reasons import JUST_STARTED, NOT_AN_ATTEMPT
 from ..wording.time_limits import stopped_limit_text
@@ -136,7 +137,8 @@ def stop_words(record: JobRecord, settle_s: float | None = None) -> str:
         rest = (said.removeprefix("preempted") if said.startswith("preempted")
                 else f": {said or 'GPUs were needed elsewhere'}")
         by = f" by {job.preempted_by}" if job.preempted_by and not rest.startswith(" by ") else ""
-        at = f" at {record.stop_requested_at.astimezone(timezone.utc):%H:%M:%S} UTC" if record.stop_requested_at else ""
+        asked = record.stop_requested_at  # said as of then: the log's last line is written at the stop
+        at = f" at {clock_text(asked, asked, seconds=True)}" if asked else ""
         return f"preempted{by}{at}{rest} (it waits in the queue again)"
     if intent == "idle":
         return f"reclaimed while idle: {job.message} (it waits in the queue again)"
@@ -227,7 +229,7 @@ class StopReconciler:
             if answer is PENDING:
                 self._say(job, f"releasing: checking which processes of job {parent} and of {job.spec.user}'s account "
                                f"still hold GPU {', '.join(uuids)} open (released at "
-                               f"{released.astimezone(timezone.utc):%H:%M:%S} UTC; the lease stays held, counted as "
+                               f"{clock_text(released, now, seconds=True)}; the lease stays held, counted as "
                                f"this lease's, until the scan ends — the more processes and mappings, the longer)",
                           [-2])
                 return True
@@ -278,7 +280,7 @@ class StopReconciler:
         group = members(parent) if members is not None else set(probed)
         inside, outside = [p for p in pids if p in group], [p for p in pids if p not in group]
         if now < due:
-            self._say_held(job, parent, gpus, inside, outside, f"at most until {due.strftime('%H:%M:%S')} UTC, "
+            self._say_held(job, parent, gpus, inside, outside, f"at most until {clock_text(due, now, seconds=True)}, "
                            "when they are killed", accounts)
             return True
         kill = getattr(self.executor, "kill_pids", None)
@@ -338,7 +340,7 @@ class StopReconciler:
         ``lease_outside_process`` with the pids and their accounts, for an admin."""
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
         words = (f"; process(es) {named} of another account still have a context on GPU {gpus} "
-                 f"{self.grace_s:g} s after the release at {released.astimezone(timezone.utc):%H:%M:%S} UTC: the "
+                 f"{self.grace_s:g} s after the release at {clock_text(released, self.clock.now(), seconds=True)}: the "
                  f"lease ended (not charged to {job.spec.user} from then), and the GPU is given to nobody while they "
                  f"use it (used outside the scheduler; an admin ends them)")
         self.ending[job.id] = words
@@ -354,20 +356,21 @@ class StopReconciler:
         here: the lease ends when the process frees the GPU (exits, or its kernel restarts); a lease
         taken back from its owner says when their processes are ended (``ends_at``: :class:`~.leftovers.Leftovers`)."""
         named = ", ".join(f"{pid} ({accounts.get(pid, 'unknown account')})" for pid in pids)
+        now = self.clock.now()
         if until is not None:  # only other accounts' processes: bounded (red team 19, R9)
             words = (f"releasing: process(es) {named} of another account still have a context on GPU {gpus} (the "
-                     f"GPU's process list); released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the lease "
-                     f"ends at the latest at {until.astimezone(timezone.utc):%H:%M:%S} UTC — the GPU then stays out "
+                     f"GPU's process list); released at {clock_text(released, now, seconds=True)}, the lease "
+                     f"ends at the latest at {clock_text(until, now, seconds=True)} — the GPU then stays out "
                      f"of placement, charged to nobody, while they use it")
         elif ends_at is not None:  # taken back from its owner: their processes are ended (red team 25, R2)
             words = (f"releasing: process(es) {named} still have a context on GPU {gpus} (the GPU's process list); "
-                     f"released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the GPU stays held, given to "
+                     f"released at {clock_text(released, now, seconds=True)}, the GPU stays held, given to "
                      f"nobody else, until they free it — those of {job.spec.user}'s account still on it at "
-                     f"{ends_at.astimezone(timezone.utc):%H:%M:%S} UTC are ended by the scheduler (SIGTERM, then "
+                     f"{clock_text(ends_at, now, seconds=True)} are ended by the scheduler (SIGTERM, then "
                      f"SIGKILL)")
         else:
             words = (f"releasing: process(es) {named} still have a context on GPU {gpus} (the GPU's process list); "
-                     f"released at {released.astimezone(timezone.utc):%H:%M:%S} UTC, the GPU stays held, given to "
+                     f"released at {clock_text(released, now, seconds=True)}, the GPU stays held, given to "
                      f"nobody else and counted as this lease's, until they free it — no time limit: restart the "
                      f"kernel (Kernel > Restart) or end the process (kill {' '.join(map(str, pids))}); the scheduler "
                      f"does not kill kernels")
