@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Enum, Float, default, validate
+from traitlets import Enum, Float, validate
 from traitlets.config import Configurable
 
 from .config import config_error, positive
@@ -109,14 +109,9 @@ class IdleConfig(Configurable):
         that bound; the owner is warned first, and the kernel keeps running (a kernel still on the
         GPU then: idle_kernel_action). Embedded (one user's own server and GPUs): "notify" — the
         server's own kernel manager says busy, which nobody else can forge, so it is reported
-        and nothing is freed. Either can be set.""" + _IDLE_API_NOTE,
+        and nothing is freed. Either can be set. Default: "release" under JupyterHub (jupyter-sched
+        serve); "notify" on a single-user server (jupyter lab).""" + _IDLE_API_NOTE,
     )
-
-    @default("idle_busy_kernel_action")
-    def _busy_kernel_action_by_mode(self) -> str:
-        # a server that runs its users' kernels itself reads their states from its own kernel
-        # manager; the hub's service only has its users' reports (HubSchedApp.owns_kernels False)
-        return "notify" if getattr(self, "owns_kernels", True) else "release"
 
     idle_job_action = Enum(
         ["release", "requeue", "stop", "notify"],

@@ -242,6 +242,13 @@ class HubSchedApp(SchedApp):
         """120 submits a minute per user here unless configured (new user 17, N11)."""
         return HUB_SUBMIT_RATE
 
+    @default("idle_busy_kernel_action")
+    def _hub_busy_kernel_action(self) -> str:
+        """A kernel's busy state here is its user's server's report — their word, which their own code can
+        send — so it defers idle reclaim only up to idle_busy_kernel_window_s, then the lease is released
+        unless configured (red39 R8); a single-user server reads its own kernel manager and only reports."""
+        return "release"
+
     def service_settings(self) -> dict[str, Any]:
         """The embedded settings, less ``user_teams``: here hub groups say who is in which team (the
         trait's help), so the config's memberships are not put in the store (new user 20, N21); plus
