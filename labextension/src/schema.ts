@@ -1552,9 +1552,9 @@ export interface components {
             quota_text?: string;
             /** @description other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when none does (or this server does not lead the scheduling) */
             waiting_on_you?: components["schemas"]["MeWaitingOnYou"] | null;
-            /** @description your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last scheduling cycle (empty when none, or this server does not lead the scheduling); also in quota_text */
+            /** @description your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as the store says (every server the same; empty when none); also in quota_text */
             reclaim_cooldowns?: components["schemas"]["ReclaimCooldownView"][];
-            /** @description your pending jobs that are held until someone acts, by kind of hold, with what to do, as of the last scheduling cycle (empty when none, or this server does not lead the scheduling) */
+            /** @description your pending jobs that are held until someone acts, by kind of hold, with what to do, from their stored reasons (every server the same; empty when none) */
             held?: components["schemas"]["MeHeld"][];
             /** @description hub mode: your hub groups changed in the last day, and where new work goes now (`you are now also in nlp; new work still goes to vision — --team nlp to charge it`); absent otherwise */
             team_note?: string | null;
@@ -1596,7 +1596,7 @@ export interface components {
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: where every budget stands now — used, left, when it resets, what running work may still use and what a new job may use (hubadmin25 B16) */
             budget_standings?: components["schemas"]["BudgetStandingView"][];
-            /** @description teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last scheduling cycle (absent when none, or this server does not lead the scheduling); who ended the work is said to the team's members and admins only */
+            /** @description teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as the store says (every server the same; absent when none); who ended the work is said to the team's members and admins only */
             reclaim_cooldowns?: components["schemas"]["ReclaimCooldownView"][];
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
             warnings?: string[];
@@ -2985,7 +2985,7 @@ export interface components {
             user_teams_source?: components["schemas"]["QuotaSourceView"] | null;
             /** @description admins: where every budget stands now — used, left, when it resets, what running work may still use and what a new job may use (hubadmin25 B16) */
             budget_standings?: components["schemas"]["BudgetStandingView"][];
-            /** @description teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last scheduling cycle (absent when none, or this server does not lead the scheduling); who ended the work is said to the team's members and admins only */
+            /** @description teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as the store says (every server the same; absent when none); who ended the work is said to the team's members and admins only */
             reclaim_cooldowns?: components["schemas"]["ReclaimCooldownView"][];
             /** @description admins: guarantees the GPUs that exist now cannot honour (a drained node), teams without a line, lines that apply to nobody (hub mode: no hub group); a PUT's answer first names each line it set below what its running work holds (that work runs on; pending work waits) */
             warnings?: string[];

@@ -226,9 +226,9 @@ class GetQuotasResponse(ResponseModel):
         "admins: where every budget stands now — used, left, when it resets, what running work may still use "
         "and what a new job may use (hubadmin25 B16)"))
     reclaim_cooldowns: list[ReclaimCooldownView] = Field(default_factory=list, description=(
-        "teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last "
-        "scheduling cycle (absent when none, or this server does not lead the scheduling); who ended the work is "
-        "said to the team's members and admins only"))
+        "teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as the store says "
+        "(every server the same; absent when none); who ended the work is said to the team's members and admins "
+        "only"))
     warnings: list[str] = Field(default_factory=list,
                                 description="admins: guarantees the GPUs that exist now cannot honour (a drained node), teams "
                                             "without a line, lines that apply to nobody (hub mode: no hub group); a PUT's "
@@ -357,11 +357,11 @@ class GetMeResponse(ResponseModel):
         "other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when "
         "none does (or this server does not lead the scheduling)"))
     reclaim_cooldowns: list[ReclaimCooldownView] = Field(default_factory=list, description=(
-        "your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as of the last "
-        "scheduling cycle (empty when none, or this server does not lead the scheduling); also in quota_text"))
+        "your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as the store says "
+        "(every server the same; empty when none); also in quota_text"))
     held: list[MeHeld] = Field(default_factory=list, description=(
-        "your pending jobs that are held until someone acts, by kind of hold, with what to do, as of the last "
-        "scheduling cycle (empty when none, or this server does not lead the scheduling)"))
+        "your pending jobs that are held until someone acts, by kind of hold, with what to do, from their stored "
+        "reasons (every server the same; empty when none)"))
     team_note: str | None = Field(default=None, description=(
         "hub mode: your hub groups changed in the last day, and where new work goes now (`you are now also in nlp; "
         "new work still goes to vision — --team nlp to charge it`); absent otherwise"))
