@@ -274,7 +274,8 @@ class AccountingService:
         # the sentence `jupyter-sched status` and `%gpu` say, for the panel: one renderer (new user 17,
         # N17: the panel's own "you may use idle GPUs, preemptible" where they said "no limit")
         # the caller's teams' reclaim cool-downs, before any job waits on one (newuser38 n21)
-        fields["reclaim_cooldowns"] = cooldown_views(self.cooldowns(now), now, teams=caller.teams, reader=caller.user)
+        fields["reclaim_cooldowns"] = cooldown_views(self.cooldowns(now, held.version), now, teams=caller.teams,
+                                                     reader=caller.user)
         fields["quota_text"] = quota_text(fields, now)
         if (waiting := self._waiting_on(caller.user)) is not None:  # newuser31 n14
             fields["waiting_on_you"] = waiting

@@ -47,12 +47,15 @@ class StoredCooldowns:
         self._history = ReclaimHistory(store)
         self._kept: tuple[tuple[int, datetime, float], Cooling] | None = None
 
-    def __call__(self, now: datetime) -> Cooling:
-        """Per team whose reclaims wait at ``now``: the taker and until when (empty with no cool-down set)."""
+    def __call__(self, now: datetime, version: int | None = None) -> Cooling:
+        """Per team whose reclaims wait at ``now``: the taker and until when (empty with no cool-down set).
+        ``version``: the store's ``jobs`` counter where the caller read it (``GET me``'s transaction: on
+        PostgreSQL, which has no read outside one); None: read here where that is cheap (SQLite), else not kept."""
         cool = float(self.cooldown_s() or 0.0)
         if cool <= 0:
             return {}
-        version = self.store.jobs_version_now()
+        if version is None:
+            version = self.store.jobs_version_now()
         key = None if version is None or version < 0 else (version, now.replace(microsecond=0), cool)
         kept = self._kept
         if key is not None and kept is not None and kept[0] == key:
