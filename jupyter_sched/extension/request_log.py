@@ -78,6 +78,9 @@ more than this a request (red team 19, R1: 58 KB of log per refused 64 KiB ``nod
 REPEATS_EVERY_S = 60.0
 """A line of one :data:`_REPEATED` kind is written at most once per this many seconds (the rest counted)."""
 
+REPEATS_KEYS_MAX = 1024
+"""Kinds (with their status or path) :class:`Repeats` remembers before it forgets those whose minute is over."""
+
 _NO_USER = r"\((?:job-token)?@[^)]*\) "
 """Jupyter's access line's ``(user@ip)`` of a request that named nobody (or only a job token that did not verify)."""
 
@@ -99,11 +102,24 @@ _REPEATED: tuple[tuple[int, str, re.Pattern[str]], ...] = (
      re.compile(r"Blocking Cross Origin API request for ")),  # jupyter_server's check_origin (verify39 V3)
     (logging.INFO, "more malformed HTTP messages", re.compile(r"Malformed HTTP message from ")),  # tornado's parser
     (logging.INFO, "more new xsrf cookies set", re.compile(r"Setting new xsrf cookie for ")),  # each cookie-less request
+    (logging.INFO, "more requests redirected {0} that named nobody",
+     re.compile(r"(30\d) [A-Z]+ \S+ " + _NO_USER)),  # to the hub's login: files/…, logout, api/spec.yaml (red40 R3)
+    (logging.WARNING, "more oauth callbacks whose state matched no cookie",
+     re.compile(r"oauth state argument ")),  # jupyterhub's HubOAuthCallbackHandler quotes the caller's state (red40 R2)
+    (logging.WARNING, "more errors written by jupyter_server's own handlers",
+     re.compile(r"wrote error: ")),  # its APIHandler.write_error, once per refused api/status, api/me (red40 R2)
+    (logging.ERROR, "more requests answered {0} that named nobody",
+     re.compile(r"(5\d\d) [A-Z]+ \S+ " + _NO_USER)),  # Jupyter's access line of a 5xx, and its headers' block:
+    (logging.ERROR, "more header blocks of 5xx answers", re.compile(r'\{\s+"Host": ')),
+    (logging.ERROR, "more uncaught exceptions of {0}",
+     re.compile(r"Uncaught exception ([A-Z]{1,10} /[^ ?]{0,120})")),  # tornado's, of a handler not ours (red40 R3:
+    # jupyterhub's logout where the service has no oauth client id — 25 lines a request, no account needed)
 )
 """The lines a flood of requests that name nobody writes one per request (red29: made-up tokens, two per 403, ~1 MB of
 log a minute; red39 R7: a foreign Host header, unknown paths, malformed request lines, missing ``_xsrf``, made-up job
 tokens — up to 4.5 MB a minute from any local process, no account needed; verify39 V3, V4: a foreign ``Origin``,
-a control character in the path): ``(level, what the count says, pattern)``.
+a control character in the path; red40 R2, R3: an oauth callback quoting the caller's 30,000-character state, a
+``wrote error`` line per refused ``api/status``, redirects to the login): ``(level, what the count says, pattern)``.
 A pattern's first group, when it has one (the status), splits its kind; ``{0}`` in the words is that group."""
 
 
@@ -120,7 +136,7 @@ class Repeats(logging.Filter):
         self._held: dict[tuple[int, str], int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno not in (logging.WARNING, logging.INFO):
+        if record.levelno not in (logging.ERROR, logging.WARNING, logging.INFO):
             return True
         message = record.getMessage()
         for kind, (level, what, pattern) in enumerate(_REPEATED):
@@ -128,8 +144,10 @@ class Repeats(logging.Filter):
             if match is None:
                 continue
             status = match.group(1) if pattern.groups else ""
-            key = (kind, status)  # bounded: a status is three digits, the kinds a fixed list
+            key = (kind, status)  # a status is three digits, a path at most 120 characters; the kinds a fixed list
             now = self._monotonic()
+            if len(self._since) >= REPEATS_KEYS_MAX:  # paths are the caller's: keep what a minute can hold
+                self._forget(now)
             since = self._since.get(key)
             if since is not None and now - since < REPEATS_EVERY_S:
                 self._held[key] = self._held.get(key, 0) + 1
@@ -141,6 +159,13 @@ class Repeats(logging.Filter):
                                            f"{now - (since or now):.0f} s before, not written one by one)"), None
             return True
         return True
+
+
+    def _forget(self, now: float) -> None:
+        """Drop the kinds whose minute is over and that hold no count (their next line is written anyway)."""
+        for key, since in list(self._since.items()):
+            if now - since >= REPEATS_EVERY_S and not self._held.get(key):
+                del self._since[key]
 
 
 class _EscapedControls(logging.Filter):

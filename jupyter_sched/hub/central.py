@@ -510,6 +510,13 @@ class HubSchedApp(SchedApp):
         warn, line = await spawner_fence_said(self._hub())
         (self.log.warning if warn else self.log.info)("jupyter_sched: %s", line)
 
+    def initialize_handlers(self) -> None:
+        """The extension's routes, and JSON 404s for ``favicon.ico``/``robots.txt`` (:mod:`.no_pages`, red40 R3)."""
+        from .no_pages import NO_PAGE_ROUTE
+
+        super().initialize_handlers()
+        self.handlers.append(NO_PAGE_ROUTE)
+
     def routes(self) -> list[tuple[str, type[Any]]]:
         """The route table, plus the kernel reports, refused-token reports and squat reports of user servers (hub
         mode only)."""

@@ -211,6 +211,12 @@ their requests count among the unchecked, as before, and the identity provider a
 
 log = logging.getLogger("jupyter_sched.front_door")
 
+BROKEN_HANDLER_LINE = "jupyter_sched: answered 500 to %s: its handler could not be built (once a minute; the summary counts the rest)"
+"""The line of a request whose route's handler raised while being built (red40 R3), with its traceback."""
+
+BROKEN_HANDLER_EVERY_S = 60.0
+"""Seconds between two :data:`BROKEN_HANDLER_LINE` lines."""
+
 _NO_CAP = 1 << 62
 """Tornado's own body cap on a chunked request: the front door counts that body itself (red team 20, R1)."""
 
@@ -614,7 +620,29 @@ class _Watched(httputil.HTTPMessageDelegate):
         if self._refused is not None:  # the refused body ended: close once the 413 is written
             self._refused.close_after_answer()
             return
-        self._inner.finish()
+        try:
+            self._inner.finish()
+        except Exception:  # a handler that raised while being built (red40 R3): a traceback and no answer before
+            self._answer_broken_handler()
+
+    def _answer_broken_handler(self) -> None:
+        """Answer 500 JSON and close, with one line a minute in the log (:data:`BROKEN_HANDLER_LINE`) and its count:
+        before, each request to a route whose handler cannot be built wrote an 18-line traceback and got no answer,
+        from callers that need no account (red40 R3: jupyter_server's ``favicon.ico`` route, 812 KB of log in 3 s)."""
+        start_line, _ = self._head or (None, None)
+        target = f"{start_line.method} {start_line.path.split('?', 1)[0]}"[:300] \
+            if isinstance(start_line, httputil.RequestStartLine) else "?"
+        self._server.count("answered 500: a handler that could not be built")
+        if self._server.broken_handler_said():
+            log.error(BROKEN_HANDLER_LINE, target, exc_info=True)
+        body = json.dumps({"error": {"code": "internal_error", "message": "internal server error", "field": None,
+                                     "hint": "the service's log names the route (once a minute); tell the admin"}}).encode()
+        conn = self._request_conn
+        if isinstance(conn, HTTP1Connection):
+            conn.write_headers(httputil.ResponseStartLine("HTTP/1.1", 500, "Internal Server Error"),
+                               httputil.HTTPHeaders({"Content-Type": "application/json; charset=UTF-8",
+                                                     "Content-Length": str(len(body)), "Connection": "close"}), body)
+            conn.finish()
 
     def _unwatch(self) -> None:
         if self._lines is not None and self._lines.watcher == self._chunk_seen:
@@ -857,6 +885,7 @@ class GuardedHTTPServer(HTTPServer):
         self._waiting: OrderedDict[object, float] = OrderedDict()
         """Connections without a whole request yet, oldest first (value: since when)."""
         self._counts: dict[str, int] = {}
+        self._broken_said_at = -BROKEN_HANDLER_EVERY_S  # when the last BROKEN_HANDLER_LINE was written (monotonic s)
         self._flush_pending = False
         self._lines: dict[object, ChunkLines] = {}
         """Each open connection's chunk-size lines (red team 21, R4)."""
@@ -1375,6 +1404,15 @@ class GuardedHTTPServer(HTTPServer):
                 log.exception("jupyter_sched: could not audit a caller whose request bodies were cut")
 
     # ---- one line per interval --------------------------------------------------------------
+    def broken_handler_said(self) -> bool:
+        """True at most once a minute: whether this 500 for a handler that could not be built writes its line and
+        traceback (the others are counted in the summary line)."""
+        now = time.monotonic()
+        if now - self._broken_said_at < BROKEN_HANDLER_EVERY_S:
+            return False
+        self._broken_said_at = now
+        return True
+
     def count(self, what: str) -> None:
         """Count one ``what`` for the next summary line."""
         self._counts[what] = self._counts.get(what, 0) + 1
