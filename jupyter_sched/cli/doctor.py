@@ -823,6 +823,31 @@ def _log_disk(store: Store, configs: Sequence[tuple[Any, str]]) -> Check | None:
     return None
 
 
+def _inventory_host_check(configs: Sequence[tuple[Any, str]]) -> Check | None:
+    """The inventory file the first config that names one sets (``c.SchedApp.inventory_file``), where jobs run on
+    this host (the local executor): ``warn`` where it declares more cores or memory than this host has — the
+    start-up WARNING's sentence (newuser39 n10, :func:`~jupyter_sched.services.host_size.overstated_nodes`), for an
+    admin who reads the doctor, not the log; ``ok`` where it does not. None where no config names one."""
+    from ..services.host_size import inventory_file_over_host
+
+    for config, where in configs:
+        if "SchedApp" not in config:
+            continue
+        sched = config.SchedApp
+        path = sched.get("inventory_file")
+        if not isinstance(path, str) or not path:
+            continue
+        if sched.get("executor", "local") != "local":
+            return None  # each job runs on the node it is placed on
+        said = inventory_file_over_host(path)
+        if said is None:
+            return Check("inventory_host", "ok", f"inventory: {path} (set in {where}) declares no more host CPU or "
+                         "memory than this host has")
+        return Check("inventory_host", "warn", f"inventory: {said}", fix="declare this host's own cpus and memory "
+                     f"in {path}", lines=(f"inventory: {said} ({path}, set in {where})",))
+    return None
+
+
 def _front_door_check() -> Check | None:
     """:func:`_front_door` as a check (``warn``; None where the kernel can be asked)."""
     said = _front_door()
@@ -977,13 +1002,15 @@ def _scan_checks(store: Store, choice: StoreChoice, entries: Sequence[Quarantine
         checks.append(Check("suspect_ends", "warn", said, fix="jupyter-sched doctor ends, then doctor correct-end",
                             lines=(said,)))
     checks += [_isolation_check(hub=not choice.embedded), _command_lines_check()]
+    try:
+        configs = _serve_configs() if not choice.embedded else _server_configs()
+    except SchedError:  # a --config FILE that does not load: the config line says so
+        configs = []
     if not choice.embedded:  # a hub's store: its service's settings here (newuser22 N11)
-        try:
-            configs = _serve_configs()
-        except SchedError:  # a --config FILE that does not load: the config line says so
-            configs = []
         checks += [c for c in (_job_python_check(configs), _log_disk(store, configs), _front_door_check(),
                                _origins_check(store)) if c]
+    if (inventory := _inventory_host_check(configs)) is not None:  # newuser39 n10: jobs run on this host
+        checks.append(inventory)
     config_lines = _config_lines(embedded=choice.embedded,  # newuser29 N4
                                  hub_store=not choice.embedded and _is_hub_store(store, choice.url))
     if config_lines:

@@ -444,6 +444,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},
             "cycle_interval_s": self.cycle_interval,
             "placement_policy": self.placement_policy,
+            "gpu_node_host_share": bool(self.gpu_node_host_share),  # what the CPU/memory words rest on (session 40)
             "stop_grace_s": self.stop_grace_s,  # the CLI says "stopping, grace 60 s" when it cancels running work
             "reinstalled": reinstalled_notice_of(getattr(self.services, "executor", None)),  # newuser38 n12
         }

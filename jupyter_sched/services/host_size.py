@@ -1,9 +1,10 @@
 """An inventory file that declares more host CPU or memory than the host local jobs run on (newuser39 n10).
 
 The local executor runs every job on this host, whatever node the inventory places it on; a ``memory`` ask above
-this host's physical memory is refused (its limit would be none) and a ``cpu`` ask is held to the inventory's
-numbers. A node declaring more than this host has then places work this host cannot give: said at start, once.
-"""
+this host's physical memory is refused (its limit would be none), and so is a ``cpu`` ask above this host's cores
+(no node the inventory declares can give it more: session 40). A node declaring more than this host has still
+places several jobs by numbers this host cannot give them together: said at start, once, and by
+``jupyter-sched doctor`` (:func:`inventory_file_over_host`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 
 from ..model import Inventory
 
-__all__ = ["host_memory_mib", "overstated_nodes"]
+__all__ = ["host_memory_mib", "inventory_file_over_host", "overstated_nodes"]
 
 
 def host_memory_mib() -> int:
@@ -36,6 +37,18 @@ def overstated_nodes(inv: Inventory) -> str | None:
     shown = ", ".join(said[:5]) + (f" and {len(said) - 5} more" if len(said) > 5 else "")
     return (f"the inventory declares more host CPU or memory than this host has ({cores} cores, "
             f"{memory * 10 // 1024 / 10:g} GiB) on node{'s' if len(said) != 1 else ''} {shown}, but the local "
-            "executor runs every job on this host: a memory ask above this host's is refused, and cpu asks are "
-            "placed by the inventory's numbers, which this host cannot give — declare this host's own cpus and "
+            "executor runs every job on this host: a cpu or memory ask above this host's is refused, and the jobs it "
+            "places together by the inventory's numbers share this host's — declare this host's own cpus and "
             "memory in the inventory file")
+
+
+def inventory_file_over_host(path: str) -> str | None:
+    """:func:`overstated_nodes` of the inventory file at ``path`` (``jupyter-sched doctor``'s check), or None where
+    it declares no more than this host or does not read (the server's start-up check says why)."""
+    from ..errors import SchedError
+    from ..inventory.static import StaticInventory
+
+    try:
+        return overstated_nodes(StaticInventory(path).current())
+    except (SchedError, OSError, ValueError):
+        return None

@@ -837,11 +837,12 @@ class JobsService:
         (red team 16, R3: ``memory_mib: 100000000`` was 201 and became a 95 TiB memory limit, i.e. none).
         ``sent``: the request body, whose spelling and value the refusal echoes (new user 19, N1:
         ``"memory": "64 GiB"`` was refused as ``memory_mib 65536``); without it, ``memory`` in MiB.
-        Likewise ``cpu`` above this host's cores where the inventory declares no host cpu (``inv``),
-        so that this host is the only node the ask is held to (newuser39 n1: ``--cpu 64`` on 2 cores was
-        accepted with a note, ``--memory 1TiB`` was a validation error, ``--gpus 5`` unschedulable — one
-        kind of ask, three answers). Both are refused as a job bigger than any node is: unschedulable
-        (422; the CLI's exit 1).
+        Likewise ``cpu`` above this host's cores (newuser39 n1: ``--cpu 64`` on 2 cores was accepted with a
+        note, ``--memory 1TiB`` was a validation error, ``--gpus 5`` unschedulable — one kind of ask, three
+        answers), whatever the inventory (``inv``) declares: the local executor runs every job on this host, so
+        a node declaring 16 cores on a 2-core host cannot give one job 8 (newuser39 n10: it was placed by the
+        inventory's numbers; the refusal names the nodes that declare more). Both are refused as a job bigger
+        than any node is: unschedulable (422; the CLI's exit 1).
 
         Raises:
             UnschedulableError: ``memory '64 GiB' (65536 MiB) is more than this host's 24105 MiB (23.5 GiB)``,
@@ -864,15 +865,19 @@ class JobsService:
                                      details={"requested_mib": asked, "host_mib": host})
         cores = os.cpu_count() or 0
         milli = spec.resources.cpu_millis
-        if (milli and cores and milli > cores * 1000
-                and not any(n.cpu_millis for n in (inv.nodes if inv is not None else ()))):
+        if milli and cores and milli > cores * 1000:
             field, value = sent_value(sent or {}, "cpu") or ("cpu", None)
             in_milli = field == "cpu_millis"
             said = quoted(value) if isinstance(value, str) else f"{milli}" if in_milli else f"{milli / 1000:g}"
             per = " per worker" if spec.resources.workers > 1 else ""
             most = f"{cores * 1000}" if in_milli else f"{cores}"
+            declared = [n for n in (inv.nodes if inv is not None else ()) if n.cpu_millis > cores * 1000]
+            named = ", ".join(f"{n.name} ({n.cpu_millis / 1000:g})" for n in declared[:3]) + (
+                f" and {len(declared) - 3} more" if len(declared) > 3 else "")
             raise UnschedulableError(f"{field} {said}{per} is more than this host's {cores} core"
-                                     f"{'s' if cores != 1 else ''}", field=field,
+                                     f"{'s' if cores != 1 else ''}" + (
+                                         f" — local jobs run on this host, whatever node the inventory places them on "
+                                         f"(it declares more cores on {named})" if declared else ""), field=field,
                                      hint=f"ask for at most {field} {most}, or leave {field} out",
                                      details={"requested_millis": milli, "host_cores": cores})
 

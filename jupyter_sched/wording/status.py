@@ -16,10 +16,42 @@ from .reasons import wire_time, work_named
 from .reported import progress_text
 from .usage import last_days
 
-__all__ = ["PROGRESS_SHOWN", "status_lines", "waiting_on_you_text"]
+__all__ = ["PROGRESS_SHOWN", "host_split_text", "status_lines", "waiting_on_you_text"]
 
 PROGRESS_SHOWN = 5
 """``progress`` lines the summary shows at most (``jupyter-sched jobs`` lists them all)."""
+
+
+_SPLIT_NODES = 3
+"""GPU nodes the ``host`` line names (their part per GPU), the rest counted."""
+
+
+def host_split_text(config: Mapping[str, Any], inventory: Mapping[str, Any]) -> str:
+    """The ``host`` line: whether a GPU node's CPUs and host memory are split among its GPUs
+    (``GET config``'s ``gpu_node_host_share``) and each such node's part per GPU — ``a GPU node's CPUs and host
+    memory are split among its GPUs (c.SchedApp.gpu_node_host_share): g1 gives 4 CPU cores and 16 GiB per GPU``;
+    "" where no GPU node tracks either (nothing is split) or the server does not say (an older one). The words a
+    ``--cpu``/``--memory`` refusal or wait rests on, readable before one (s39-hostask's left-over)."""
+    split = config.get("gpu_node_host_share")
+    if not isinstance(split, bool):
+        return ""
+    parts = []
+    for node in inventory.get("nodes") or ():
+        gpus = len(node.get("gpus") or ()) if isinstance(node, Mapping) else 0
+        cpu, mem = (int(node.get("cpu_millis") or 0), int(node.get("memory_mib") or 0)) if gpus else (0, 0)
+        if cpu or mem:
+            each = [f"{cpu // gpus / 1000:g} CPU core{'' if cpu // gpus <= 1000 else 's'}" if cpu else "",
+                    (f"{mem // gpus // 1024} GiB" if (mem // gpus) % 1024 == 0 else f"{mem // gpus} MiB") if mem else ""]
+            parts.append(f"{node.get('name')} gives {' and '.join(e for e in each if e)} per GPU")
+    if not parts:
+        return ""
+    if not split:
+        return ("c.SchedApp.gpu_node_host_share is False: a job may reserve any of a GPU node's CPUs and host memory, "
+                "and work without GPUs may keep its GPUs idle")
+    more = len(parts) - _SPLIT_NODES
+    return ("a GPU node's CPUs and host memory are split among its GPUs (c.SchedApp.gpu_node_host_share): "
+            + "; ".join(parts[:_SPLIT_NODES]) + (f"; {more} more node{'s' if more != 1 else ''}" if more > 0 else "")
+            + " — a job without GPUs reserves none of it")
 
 
 def _teams_said(me: Mapping[str, Any]) -> str:
@@ -69,6 +101,8 @@ def status_lines(url: str, config: Mapping[str, Any], me: Mapping[str, Any], inv
             lines.append(f"nvml       not used: the GPUs are simulated — {why}")
         else:
             lines.append(f"nvml       unavailable: {why}")
+    if host := host_split_text(config, inventory):  # what a cpu/memory ask on a GPU node may take (session 40)
+        lines.append(f"host       {host}")
     for node in inventory.get("nodes") or []:  # cordoned for maintenance, with the admin's reason (hubadmin24)
         if isinstance(node, Mapping) and node.get("unschedulable"):
             said = (node.get("cordon") or {}).get("text") or f"node {node.get('name')} is cordoned"

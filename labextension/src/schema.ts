@@ -1425,6 +1425,8 @@ export interface components {
             cycle_interval_s: number;
             /** @description c.SchedApp.placement_policy */
             placement_policy: string;
+            /** @description c.SchedApp.gpu_node_host_share: a GPU node's CPUs and host memory are split among its GPUs (one worker reserves at most its GPUs' part; a job without GPUs none of a GPU node's host). False: the split is off */
+            gpu_node_host_share?: boolean;
             /** @description jupyter_sched was reinstalled under this running server: the notice (restart it; batch jobs are held until then, leases still granted); null when it runs what is installed (newuser38 n12) */
             reinstalled?: string | null;
         } & {

@@ -7,6 +7,7 @@ inventory file (StaticInventory), real SQLite store, real core, the local execut
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,12 @@ def test_red39_r9_a_group_over_its_gpus_part_is_refused_at_submit(sqlite_db: str
     name = groups[int(field[7])]["name"]
     assert f"group '{name}'" in str(refused.value), refused.value
     assert svc.list_jobs(user=None) == [], "the refused submit stored nothing"
-    # a gang whose groups ask within their part is taken and starts
+    # a gang whose groups ask within their part is taken and starts (and within this host's cores, where local
+    # jobs run: session 40, newuser39 n10)
+    cores = os.cpu_count() or 1
     job = svc.submit({"name": "ok", "command": ["true"],
-                      "groups": [{"name": "a", "gpus": 1, "cpu": 2}, {"name": "b", "gpus": 2, "cpu": 4}]},
+                      "groups": [{"name": "a", "gpus": 1, "cpu": min(2, cores)},
+                                 {"name": "b", "gpus": 2, "cpu": min(4, cores)}]},
                      user="r39c")
     svc.tick()
     assert svc.get_job(job["id"], user="r39c")["state"] in ("starting", "running", "succeeded")

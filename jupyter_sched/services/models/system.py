@@ -157,6 +157,9 @@ class GetConfigResponse(CodecView):
     telemetry: dict[str, Any]
     cycle_interval_s: float
     placement_policy: str = Field(description="c.SchedApp.placement_policy")
+    gpu_node_host_share: bool = Field(default=True, description=(
+        "c.SchedApp.gpu_node_host_share: a GPU node's CPUs and host memory are split among its GPUs (one worker "
+        "reserves at most its GPUs' part; a job without GPUs none of a GPU node's host). False: the split is off"))
     reinstalled: str | None = Field(default=None, description=(
         "jupyter_sched was reinstalled under this running server: the notice (restart it; batch jobs are held until "
         "then, leases still granted); null when it runs what is installed (newuser38 n12)"))
