@@ -46,7 +46,7 @@ from .identity import Identity, IdentityResolver, make_identity_resolver, server
 from .idle_kernels import IdleKernelConfig, connect_kernels
 from .job_tokens import JobTokenConfig, install_job_tokens
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
-from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
+from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases, venv_on_terminal_path
 from .lean import install_lean_answers
 from .metrics import make_registry
 from .metrics_accounting import make_admin_registry
@@ -126,8 +126,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         self.request_pool = ThreadPoolExecutor(max_workers=self.request_threads, thread_name_prefix="jupyter-sched-api")
         self.bulk_pool = ThreadPoolExecutor(max_workers=max(1, self.request_threads // 2),
                                             thread_name_prefix="jupyter-sched-bulk")
-        self.dryrun_pool = ThreadPoolExecutor(max_workers=self.dryrun_concurrency,
-                                              thread_name_prefix="jupyter-sched-dryrun")
+        self.dryrun_pool = ThreadPoolExecutor(max_workers=self.dryrun_concurrency, thread_name_prefix="jupyter-sched-dryrun")
         self._dryruns = 0
         self._dryruns_of: Counter[str] = Counter()  # per user: one user's loop must not take every place
         self._bulk_lines = PerUserLines(self.bulk_pool, most=BULK_WAITING_PER_USER, what="page and report reads",
@@ -176,6 +175,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         await self.services.start()
         self._started = True
         self._host_entry = announce(self, serverapp)  # warns of another scheduler on this host (new user 20, N17)
+        venv_on_terminal_path(serverapp)  # a Terminal finds jupyter-sched as a notebook's `!` does (newuser40 n2)
         if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
             release_orphan_leases(self.services, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
         self.event_hub.start(self.services.subscribe())
