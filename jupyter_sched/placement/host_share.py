@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 from ..model import GPU_MILLI, ResourceRequest
+from ..model.units import gpus_phrase
 from .state import ClusterState
 
 __all__ = ["HOST_SHARE_SETTING", "cpu_said", "host_said", "host_share", "host_wait", "memory_said", "part_holds",
@@ -102,8 +103,8 @@ def per_gpu_said(state: ClusterState, node: int, request: ResourceRequest) -> st
 def host_wait(request: ResourceRequest, state: ClusterState, nodes: list[int], free_total: int, model_said: str,
               split: bool = True) -> tuple[str, dict[str, object], str]:
     """Why a one-worker ``request`` that asks for host CPU or memory waits although ``nodes`` (most free GPUs
-    first) have its GPUs free now: ``(sentence, numbers, unblock)`` in the units typed (cores, GiB).
-    ``split``: the placer's :attr:`~.placer.PlacementConfig.host_share` (the split is on).
+    first) have its GPUs — or its share of one — free now: ``(sentence, numbers, unblock)`` in the units typed
+    (cores, GiB). ``split``: the placer's :attr:`~.placer.PlacementConfig.host_share` (the split is on).
 
     Where some of those nodes give its GPUs less of their host than it asks (the split of the module doc:
     a mixed inventory whose other nodes' parts hold it, or work stored before the split), the sentence
@@ -112,12 +113,12 @@ def host_wait(request: ResourceRequest, state: ClusterState, nodes: list[int], f
     all 16 of its cores free, whose GPUs each bring 4). Else: no node with its GPUs free has its host
     free now — running work holds it.
     """
-    need, asks = request.gpus, host_said(request.cpu_millis, request.memory_mib)
+    need, asks = request.requested_gpus, host_said(request.cpu_millis, request.memory_mib)
+    one = gpus_phrase(need)
     details: dict[str, object] = {"requested": need, "free": free_total, "cpu_millis": request.cpu_millis,
                                   "memory_mib": request.memory_mib}
-    with_free = [n for n in nodes if len(state.free_gpus_on(n)) >= need]
-    over = [n for n in with_free if split and not within_host_share(state, n, request)]
-    gpus = f"{need} free GPU{'s' if need != 1 else ''}"
+    over = [n for n in nodes if split and not within_host_share(state, n, request)]
+    gpus = f"{need:g} free GPU{'s' if need > 1 else ''}"
     if not over:
         return f"{model_said} free, but no node with {gpus} has {asks} free", details, ""
     node = over[0]
@@ -125,21 +126,21 @@ def host_wait(request: ResourceRequest, state: ClusterState, nodes: list[int], f
     cpu_part, mem_part = host_share(state, node, request)
     over_cpu = bool(request.cpu_millis) and cpu_part is not None and request.cpu_millis > cpu_part
     over_mem = bool(request.memory_mib) and mem_part is not None and request.memory_mib > mem_part
-    others = [n for n in with_free if n not in over]
+    others = [n for n in nodes if n not in over]
     held = f"; no node whose part holds it has {gpus} and {asks} free" if others else ""
     more = f" (and {len(over) - 1} more node{'s' if len(over) > 2 else ''})" if len(over) > 1 else ""
-    message = (f"{model_said} free, but it asks for {asks} with {need} GPU{'s' if need != 1 else ''}, and a GPU "
+    message = (f"{model_said} free, but it asks for {asks} with {one}, and a GPU "
                f"node's host is split among its GPUs: {per_gpu_said(state, node, request)}{more}{held}")
     typed = " and ".join(x for x in (f"cpu {(cpu_part or 0) / 1000:g}" if over_cpu else "",
                                      f"memory {memory_said(mem_part or 0, typed=True)}" if over_mem else "") if x)
     fewest = max(math.ceil(request.cpu_millis * count / spec.cpu_millis) if over_cpu else 0,
                  math.ceil(request.memory_mib * count / spec.memory_mib) if over_mem else 0)
-    free_there, one = len(state.free_gpus_on(node)), f"{need} GPU{'s' if need != 1 else ''}"
+    free_there = len(state.free_gpus_on(node))
     if need < fewest <= free_there:
-        unblock = f"ask for at most {typed} with {one}, or for {fewest} GPUs, to start on {spec.name} now"
+        unblock = f"ask for at most {typed} with {one}, or for {gpus_phrase(fewest)}, to start on {spec.name} now"
     else:
         unblock = f"ask for at most {typed} with {one} to start on {spec.name} now" + (
-            f", or for {fewest} GPUs (their part of {spec.name})" if need < fewest <= count else "")
+            f", or for {gpus_phrase(fewest)} (their part of {spec.name})" if need < fewest <= count else "")
     unblock += "; or it starts when GPUs free up on a node whose part holds it (see ETA)"
     details["host_share"] = {"node": spec.name, "gpus": count, "cpu_millis": spec.cpu_millis,
                              "memory_mib": spec.memory_mib, "max_cpu_millis": cpu_part or 0,

@@ -708,6 +708,14 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                 f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {_gpu(model)}; {named} has that much free but is "
                 f"shared by {whose}, and none is wholly free",
                 {**details, "gpu_sharing": sharing, "shared_gpus": [state.gpu_uuid[g] for g in sorted(roomy)[:8]]})
+        if (request.cpu_millis or request.memory_mib) and host_share and (free_total or roomy):
+            # the share fits a GPU whose node's part does not hold its CPU or memory (session 40: "no GPU has
+            # that much free" of a node with every GPU free)
+            room = [n for n in sorted({state.gpu_node[g] for g in roomy} | {n for _, n in roomy_nodes})]
+            if any(not within_host_share(state, n, request) for n in room):
+                message, said, unblock = host_wait(request, state, room, free_total,
+                                                   gpus_phrase(free_total, model), host_share)
+                return FitReason("WaitingForCapacity", message, {**details, **said}, unblock)
         return FitReason(
             "WaitingForCapacity",
             f"needs {request.gpu_milli / GPU_MILLI:g} of {_a(model)} {_gpu(model)}; no {_gpu(model)} has that much free",
@@ -742,7 +750,7 @@ def capacity_reason(request: ResourceRequest, flavor: Flavor, state: ClusterStat
                 {"requested": need, "free": free_total, "max_free_per_node": max_free,
                  "max_free_nvlink_group": linked, "nvlink": True, "model": model})
     if workers == 1 and max_free >= need and (request.cpu_millis or request.memory_mib):
-        message, said, unblock = host_wait(request, state, [n for _, n in sorted(roomy_nodes)],
+        message, said, unblock = host_wait(request, state, [n for k, n in sorted(roomy_nodes) if -k >= need],
                                            free_total, gpus_phrase(free_total, model), host_share)
         return FitReason("WaitingForCapacity", message, {**said, "model": model}, unblock)
     sick, blocked = _withheld(flavor, state)

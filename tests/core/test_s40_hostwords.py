@@ -138,3 +138,17 @@ def test_s40_hostwords_a_gang_pending_sentence_speaks_cores() -> None:
     (refused,) = result.rejects
     assert refused.reason.message == ("needs 6 workers of 8 CPU cores each, but the nodes can hold only 4 at once"), \
         refused.reason.message
+
+
+def test_s40_hostwords_a_share_waiting_for_its_part_is_not_told_no_gpu_has_room() -> None:
+    """Half a GPU asking 4 cores waits for g2 (full) with g1's GPUs all free: it was told "no A100-80GB GPU has that
+    much free"; g1's GPUs bring 4 cores each, so half of one brings 2."""
+    result = _after([_g1(), _g2()], [make_job("full", gpus=4, cpu_millis=32000)],
+                    [make_job("half", gpus=1, milli=500, cpu_millis=4000, submitted=1)])
+    (pend,) = result.pending
+    reason = pend.reason
+    assert reason.message.startswith("4 A100-80GB GPUs free, but it asks for 4 CPU cores with 0.5 GPU, and a GPU "
+                                     "node's host is split among its GPUs: g1 gives 4 CPU cores per GPU"), reason.message
+    assert "no A100-80GB GPU has that much free" not in reason.message, reason.message
+    assert reason.unblock.startswith("ask for at most cpu 2 with 0.5 GPU, or for 1 GPU, to start on g1 now"), \
+        reason.unblock
