@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..model import Job
 from ..scheduling.snapshot import Pend
 
-__all__ = ["WaitingOn", "waiting_on"]
+__all__ = ["WaitingOn", "waited_on", "waiting_on", "waiting_on_one"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,17 +42,36 @@ def waiting_on(pending: Iterable[Pend], job_of: Callable[[str], Job | None]) -> 
     counts: dict[str, list[int]] = {}  # holder -> [jobs, leases]
     whose: dict[str, set[str]] = {}
     for pend in pending:
-        details = pend.reason.details
-        owners = details.get("eta_waits_on_owners")
-        if not isinstance(owners, Mapping) or not owners:
+        if not pend.reason.details.get("eta_waits_on_owners"):
             continue
         waiter = job_of(pend.job_id)
         if waiter is None:
             continue
-        queued = details.get("eta_waits_on_queued")
-        ahead = set(queued) if isinstance(queued, list) else set()
         user = waiter.spec.user
-        for holder in {str(owner) for job_id, owner in owners.items() if job_id not in ahead and owner != user}:
+        for holder in waited_on(pend.reason.details, user):
             counts.setdefault(holder, [0, 0])[1 if waiter.is_lease else 0] += 1
             whose.setdefault(holder, set()).add(user)
     return {holder: WaitingOn(n[0], n[1], tuple(sorted(whose[holder]))) for holder, n in counts.items()}
+
+
+def waited_on(details: Mapping[str, object], user: str) -> set[str]:
+    """The other users whose running work the ETA of ``user``'s waiting job (its reason's ``details``) waits on."""
+    owners = details.get("eta_waits_on_owners")
+    if not isinstance(owners, Mapping) or not owners:
+        return set()
+    queued = details.get("eta_waits_on_queued")
+    ahead = set(queued) if isinstance(queued, list) else set()
+    return {str(owner) for job_id, owner in owners.items() if job_id not in ahead and owner != user}
+
+
+def waiting_on_one(holder: str, waiters: Iterable[tuple[str, bool, Mapping[str, object]]]) -> WaitingOn | None:
+    """What waits on ``holder`` among ``waiters`` — ``(owner, is a lease, reason details)`` of waiting work, as
+    the store holds their reasons (a server that does not lead: :meth:`~..store.StoreTx.waiting_on_owner`) —
+    as :func:`waiting_on` counts it; None when nothing does."""
+    jobs = leases = 0
+    users: set[str] = set()
+    for user, lease, details in waiters:
+        if holder in waited_on(details, user):
+            leases, jobs = (leases + 1, jobs) if lease else (leases, jobs + 1)
+            users.add(user)
+    return WaitingOn(jobs, leases, tuple(sorted(users))) if users else None

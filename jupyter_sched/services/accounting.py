@@ -17,6 +17,7 @@ from ..accounting.usage import USAGE_WINDOW, gpu_figures, usage_window
 from ..accounting.waste import mig_uuids_of
 from ..admission import AdmissionPolicy, Caller, resolve_caller
 from ..engine.telemetry import TelemetryMonitor
+from ..engine.waiting_on import WaitingOn, waiting_on_one
 from ..errors import SchedError, ValidationError
 from ..model import Budget, Job, JobState, Quota, QuotaSet
 from ..model.codec import budget_to_dict, quota_to_dict
@@ -141,6 +142,8 @@ class AccountingService:
         self._held: dict[str, _Held] = {}
         """Per user, what ``GET me`` read of their job rows, while the ``jobs`` counter is unchanged."""
         self._team_held: dict[str, tuple[int, tuple[float, float]]] = {}
+        self._waits: dict[str, tuple[int, WaitingOn | None]] = {}
+        """Per user, ``(jobs counter, what waits on them)`` as read from the store by a server that does not lead."""
         """Per team, ``(jobs counter, GPUs its work holds)`` as ``GET me`` last read them."""
         self._answers: dict[CallerKey, tuple[tuple[int, int, datetime], AdmissionPolicy, GetMeResponse]] = {}
         """Per caller key, the last :meth:`me_of` answer with the counters, second and policy it was computed at."""
@@ -237,6 +240,7 @@ class AccountingService:
             assert caller is not None
             team = caller.default_team or policy.default_team
             held = self._held_by(tx, caller.user)
+            waiting = self._waiting_on(tx, caller.user, held.version)  # newuser31 n14: what waits on them
             team_in_use, team_rest = self._team_in_use(tx, team)
             # every team the caller's work is charged to, not only the default one (new user 18, N1:
             # "2 GPUs in use by the team, 4 GPUs of them yours" with 2 of them charged to teama)
@@ -277,7 +281,7 @@ class AccountingService:
         fields["reclaim_cooldowns"] = cooldown_views(self.cooldowns(now, held.version), now, teams=caller.teams,
                                                      reader=caller.user)
         fields["quota_text"] = quota_text(fields, now)
-        if (waiting := self._waiting_on(caller.user)) is not None:  # newuser31 n14
+        if waiting is not None:  # newuser31 n14
             fields["waiting_on_you"] = waiting
         fields["held"] = _held_work(held.held, pending)  # said apart from the waiting (newuser38 n24)
         answer = GetMeResponse.model_validate(fields)
@@ -287,12 +291,24 @@ class AccountingService:
             self._answers[who] = (version, policy, answer)  # one assignment: request threads may race, each right
         return answer
 
-    def _waiting_on(self, user: str) -> dict[str, Any] | None:
+    def _waiting_on(self, tx: StoreTx, user: str, version: int) -> dict[str, Any] | None:
         """``waiting_on_you`` of ``GET me``: other users' waiting work whose ETA waits on ``user``'s GPU-holding
-        work, as the leading engine's last full cycle saw it (:mod:`jupyter_sched.engine.waiting_on`; None: none,
-        or this server does not lead). Kept with the answer for its second, as the sums are."""
+        work (:mod:`jupyter_sched.engine.waiting_on`; None: none) — as the leading engine's last full cycle saw it,
+        or, on a server that does not lead, as the store holds those reasons (s40-views: it said none there), read
+        again only when the ``jobs`` counter moved. Kept with the answer for its second, as the sums are."""
         engine = self.ctx.engine
-        found = engine.applier.waiting_on.get(user) if engine.is_leader else None
+        if engine.is_leader:
+            found = engine.applier.waiting_on.get(user)
+        else:
+            kept = self._waits.get(user)
+            if kept is not None and kept[0] == version and version >= 0:
+                found = kept[1]
+            else:
+                found = waiting_on_one(user, ((owner, lease, reason.details)
+                                              for owner, lease, reason in tx.waiting_on_owner(user)))
+                if len(self._waits) >= _HELD_USERS and user not in self._waits:
+                    self._waits.clear()
+                self._waits[user] = (version, found)
         if found is None:
             return None
         return {"jobs": found.jobs + found.leases, "users": list(found.users),

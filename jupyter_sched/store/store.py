@@ -874,6 +874,27 @@ class StoreTx:
                 found.append((str(job_id), reason))
         return found
 
+    def waiting_on_owner(self, holder: str) -> list[tuple[str, bool, PendingReason]]:
+        """``(owner, is a lease, stored reason)`` of other users' waiting jobs whose stored reason's ETA names
+        ``holder`` among the owners of the work it waits on (``details.eta_waits_on_owners``) — what a server that
+        does not lead says as ``GET me``'s ``waiting_on_you`` (s40-views). Matched in the database by the reason's
+        text (the key and the holder's quoted name), so only those rows' reasons are read and decoded; the caller
+        checks each (:func:`~..engine.waiting_on.waiting_on_one`)."""
+        j = schema.jobs
+        query = sa.select(j.c.user, j.c.kind, j.c.reason).where(
+            j.c.state.in_(_WAITING), j.c.user != holder,
+            j.c.reason.contains('"eta_waits_on_owners":{"', autoescape=True),
+            j.c.reason.contains(dumps(holder), autoescape=True))
+        found: list[tuple[str, bool, PendingReason]] = []
+        for user, kind, text in self.conn.execute(query):
+            try:
+                reason = reason_from_dict(loads(text))
+            except (ValueError, TypeError, KeyError, SchedError):
+                continue  # the row's own read quarantines it
+            if reason is not None:
+                found.append((str(user), kind == JobKind.LEASE.value, reason))
+        return found
+
     def quotas_version(self) -> int:
         """The ``quotas`` change counter (0 before the first replacement): :meth:`replace_quota_set`
         moves it, in any process sharing the store."""

@@ -1552,7 +1552,7 @@ export interface components {
             gpu_hours_since?: string | null;
             /** @description your quota in one sentence, as `jupyter-sched status` and `%gpu` say it (the panel shows it): `team ml: guaranteed 2 GPUs, borrowing limit 1 GPU (at most 3 GPUs); 2 GPUs in use by the team, 1 GPU yours`, or `team default has no GPUs set aside and no limit (no quota); …` (with no quota line while others have: `team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs (…); …`); one line per team in by_team */
             quota_text?: string;
-            /** @description other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when none does (or this server does not lead the scheduling) */
+            /** @description other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle (a server that does not lead: as the store holds its reasons); absent when none does */
             waiting_on_you?: components["schemas"]["MeWaitingOnYou"] | null;
             /** @description your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as the store says (every server the same; empty when none); also in quota_text */
             reclaim_cooldowns?: components["schemas"]["ReclaimCooldownView"][];

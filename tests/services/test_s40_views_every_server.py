@@ -140,3 +140,28 @@ def test_s40_views_a_stored_reason_starts_with_its_code() -> None:
     for code in sorted(HELD_CODES):
         text = dumps(reason_to_dict(PendingReason(code=code, message="m", details={"a": 1}, unblock="u")))
         assert text.startswith(dumps({"code": code})[:-1] + ","), text
+
+
+def test_s40_views_a_second_server_says_what_waits_on_your_gpus(
+        servers: tuple[SchedulerService, SchedulerService, ManualClock]) -> None:
+    """The same kind (newuser31 n14's ``waiting_on_you``, leader-only like the others): failed before — ``b``'s
+    GET me of the holder had none."""
+    a, b, clock = servers
+    holder = a.submit({"gpus": 4, "command": ["sleep", "60"], "time_limit": "10m"}, user="n40c")["id"]  # every GPU
+    wait_until(lambda: state_of(a, holder) == "running", "n40c's job", tick=a.tick)
+    job = a.submit({"gpus": 1, "command": ["true"], "time_limit": "5m"}, user="n40a")["id"]
+    lease = a.submit({"gpus": 1, "kernel_id": "k-b"}, user="n40b", kind="lease")["id"]
+    a.tick()
+    on_a, on_b = _me(a, "n40c"), _me(b, "n40c")
+    assert on_a.get("waiting_on_you"), on_a
+    assert on_b.get("waiting_on_you") == on_a["waiting_on_you"], "the second server said nothing waits before"
+    assert on_b["waiting_on_you"]["users"] == ["n40a", "n40b"], on_b["waiting_on_you"]
+    assert _me(b, "n40a").get("waiting_on_you") is None, _me(b, "n40a").get("waiting_on_you")  # a waiter: none
+    a.cancel(holder, user="n40c")
+
+    def started() -> bool:
+        clock.advance(1)
+        return state_of(a, job) != "pending" and state_of(a, lease) != "pending"
+
+    wait_until(started, "the waiting work to start", tick=a.tick)
+    assert _me(b, "n40c").get("waiting_on_you") is None  # read again once the store's rows changed

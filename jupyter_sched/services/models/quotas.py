@@ -354,8 +354,8 @@ class GetMeResponse(ResponseModel):
         "while others have: `team default has no share of the GPUs (no quota line): teams without one may use 0 GPUs (…); …`); one "
         "line per team in by_team"))
     waiting_on_you: MeWaitingOnYou | None = Field(default=None, description=(
-        "other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle; absent when "
-        "none does (or this server does not lead the scheduling)"))
+        "other users' waiting work that waits for GPUs your work holds, as of the last scheduling cycle (a server "
+        "that does not lead: as the store holds its reasons); absent when none does"))
     reclaim_cooldowns: list[ReclaimCooldownView] = Field(default_factory=list, description=(
         "your teams whose reclaims of other teams' borrowed GPUs wait out a reclaim cool-down now, as the store says "
         "(every server the same; empty when none); also in quota_text"))
