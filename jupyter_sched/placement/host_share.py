@@ -141,9 +141,10 @@ def host_wait(request: ResourceRequest, state: ClusterState, nodes: list[int], f
     else:
         unblock = f"ask for at most {typed} with {one} to start on {spec.name} now" + (
             f", or for {gpus_phrase(fewest)} (their part of {spec.name})" if need < fewest <= count else "")
-    unblock += "; or it starts when GPUs free up on a node whose part holds it (see ETA)"
     details["host_share"] = {"node": spec.name, "gpus": count, "cpu_millis": spec.cpu_millis,
                              "memory_mib": spec.memory_mib, "max_cpu_millis": cpu_part or 0,
-                             "max_memory_mib": mem_part or 0, "setting": HOST_SHARE_SETTING}
+                             "max_memory_mib": mem_part or 0, "setting": HOST_SHARE_SETTING,
+                             "ask": unblock}  # what to ask to start there now (the REST words' unblock)
+    unblock += "; or it starts when GPUs free up on a node whose part holds it (see ETA)"
     details["field"] = "cpu" if over_cpu else "memory"
     return message, details, unblock

@@ -1237,12 +1237,11 @@ def _unblock(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         held = _held_by_unblock(details.get("held_by_one_user"))
         if held:  # one user holds most GPUs and no quota applies: the ETA is not all there is to do
             return held
-    if code in CAPACITY_CODES and isinstance(details.get("host_share"), Mapping) and details.get("field"):
-        # asking more CPU or memory than a GPU node's part: what to ask to start there now (session 40); the
-        # core's "or it starts when GPUs free up … (see ETA)" is the ETA's to say
-        said = str(reason.get("unblock") or "").split("; or it starts when", 1)[0].strip()
-        if said:
-            return _sentence(said[:1].upper() + said[1:])
+    part = details.get("host_share")
+    if code in CAPACITY_CODES and isinstance(part, Mapping) and isinstance(part.get("ask"), str) and part["ask"]:
+        # asking more CPU or memory than a GPU node's part: what to ask to start there now (session 40); when
+        # it starts otherwise is the ETA's to say
+        return _sentence(part["ask"][:1].upper() + part["ask"][1:])
     if code in CAPACITY_CODES or code in ("Backoff", "CpuJobLimit", "PortLimit"):
         return ""  # the ETA is when running jobs end / the backoff ends / one of its CPU-only jobs ends
     if code == "WaitingForPreemption":

@@ -93,7 +93,8 @@ def test_s40_hostwords_a_cpu_wait_names_the_gpu_nodes_part_in_the_reason_the_que
     reason = job["reason"]
     assert reason["message"].startswith(WAIT), reason["message"]
     assert reason["unblock"] == reason["text"]["unblock"] == UNBLOCK, reason  # the ETA says when it starts else
-    assert reason["details"]["host_share"]["node"] == "g1" and reason["details"]["field"] == "cpu", reason["details"]
+    part = reason["details"]["host_share"]
+    assert part["node"] == "g1" and part["max_cpu_millis"] == 250 and reason["details"]["field"] == "cpu", part
     queue = _cli(server, "queue")
     assert queue.returncode == 0 and WAIT in " ".join(queue.stdout.split()), queue.stdout
     _api(server).delete(f"jobs/{want.json()['id']}")
