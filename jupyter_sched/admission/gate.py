@@ -175,9 +175,10 @@ class Admission:
         self.account_said: Any = None
         self.group_order: Callable[[str, Sequence[str]], Sequence[str]] | None = None
         """Hub mode: a user's groups in join order (the first is their default team, newuser38 N3), or None."""
-        self.team_note: Callable[[str, datetime], str] | None = None
-        """Hub mode: ``(user, now) -> note`` of a change of their default team, said once on the next submit that
-        names no team (:meth:`~jupyter_sched.hub.default_team.TeamOrder.submit_note`; newuser38 N3), or None."""
+        self.team_note: Callable[[str, datetime, str], str] | None = None
+        """Hub mode: ``(user, now, team charged) -> note`` of a change of their default team, said once on the next
+        submit that names no team and is charged where the note sends new work
+        (:meth:`~jupyter_sched.hub.default_team.TeamOrder.submit_note`; newuser38 N3, newuser39 n12), or None."""
         """Hub mode, local executor: :class:`~jupyter_sched.hub.account_said.AccountSaid` (``GET me``'s
         ``jobs_cannot_run``, newuser38 n16), or None."""
         """Set by the hub (local executor): raises a SchedError when a job of ``job.spec.user``

@@ -1153,8 +1153,8 @@ def job_of(client: Any, ref: str, command: str, io: Streams) -> str:
     other ended 05:09 UTC``)."""
     from ..client._wire import name_refusal
 
-    try:
-        found = client.job_named(ref)
+    try:  # the command goes with the name: the server refuses (and audits) another user's in its words (n6)
+        found = client.job_named(ref, f"{PROG} {command}")
     except (ValidationError, AuthorizationError) as err:  # several live of that name: the commands to type
         # (newuser28 n13); only another user's work has it: whose, in this command's words (newuser32 n3)
         raise name_refusal(err, f"{PROG} {command}") from None

@@ -49,9 +49,11 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
     @staticmethod
     def jobs(*, state: str | None = None, kind: str | None = None, user: str | None = None,
              all_users: bool = False, limit: int | None = None, cursor: str | None = None, team: str | None = None,
-             since: str | None = None, until: str | None = None) -> Req:
+             since: str | None = None, until: str | None = None, name: str | None = None,
+             purpose: str | None = None) -> Req:
         return Req("GET", "jobs", params=_params(state=state, kind=kind, user=user, all=all_users or None,
-                                                 limit=limit, cursor=cursor, team=team, since=since, until=until))
+                                                 limit=limit, cursor=cursor, team=team, since=since, until=until,
+                                                 name=name, purpose=purpose))
 
     @staticmethod
     def job(job_id: str) -> Req:

@@ -29,8 +29,8 @@ from ..errors import (
 from .discovery import TOKEN_HINT
 
 __all__ = ["LIVE_STATES", "NAMED_FROM", "NamedJob", "Req", "ServiceDownError", "SseParser", "error_from_response",
-           "event_from_sse", "job_id_named", "job_named", "name_refusal", "named_by_others", "needs_lookup", "new_notes",
-           "queue_named", "unwrap_list"]
+           "event_from_sse", "job_id_named", "job_named", "name_refusal", "named_by_others", "named_lookup",
+           "needs_lookup", "new_notes", "unnamed_lookup", "unwrap_list"]
 
 
 class Req(NamedTuple):
@@ -202,9 +202,9 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: dateti
     Raises:
         ValidationError: several of that name are pending or running (field ``job_id``; their ids,
             newest first): which one is meant cannot be told.
-        NotFoundError: none has that name (only the caller's own are looked in here; the clients then look
-            for it in the queue, which shows everyone others' live work: :func:`queue_named`,
-            :func:`named_by_others`; an ended job of another user's stays unnamed).
+        NotFoundError: none has that name (only the caller's own are looked in here; the server, asked for
+            them by name (:func:`named_lookup`), has refused a name only other users' live work has already —
+            in its words and on its audit log, newuser39 n6; an ended job of another user's stays unnamed).
     """
     if _ID_TYPED.fullmatch(ref):  # J-1M8Z…: an id in capitals is the id, not a name (new user 15, N10)
         return NamedJob(ref.lower())
@@ -245,28 +245,45 @@ def job_named(ref: str, rows: Iterable[Mapping[str, Any]] | None, *, now: dateti
                     "running")
 
 
-def queue_named(ref: str, entries: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The lines of ``GET queue`` (``entries``) of other users' work named ``ref``, in queue order: their
-    ``id``, ``user``, ``state`` and ``kind`` — what the queue shows everyone of them, and no more."""
-    seen: set[str] = set()
-    out: list[dict[str, Any]] = []
-    for row in entries:
-        job_id = str(row.get("id") or "")
-        if row.get("mine") or row.get("name") != ref or not job_id or job_id in seen:
-            continue
-        seen.add(job_id)
-        out.append({key: row.get(key) for key in ("id", "user", "state", "kind")})
-    return out
+NAME_SENT = 200
+"""Characters of a name the server is asked for (``GET jobs?name=``: the longest a submit gives); the rows it
+answers are then matched on the whole name here."""
+
+
+def named_lookup(ref: str, command: str = "") -> Req | None:
+    """The request whose answer :func:`job_named` reads for ``ref``: the caller's newest :data:`NAMED_FROM` jobs
+    and leases named ``ref`` (``GET jobs?name=…``), for what ``command`` does with it (``jupyter-sched cancel``,
+    ``%schedule logs``, ``hold``; ``purpose``: :func:`~jupyter_sched.wording.not_yours.purpose_of`) — the server
+    refuses a name only other users' live work has in that request's words, and audits it as it audits the same
+    job's id (newuser39 n6: the client found it in the queue and refused it itself, unaudited). None: ``ref``
+    needs no look-up (:func:`needs_lookup`)."""
+    from ..wording.not_yours import purpose_of
+    from ._routes import routes
+
+    if not needs_lookup(ref):
+        return None
+    return routes.jobs(name=ref[:NAME_SENT], purpose=purpose_of(command) or None, limit=NAMED_FROM)
+
+
+def unnamed_lookup(err: SchedError) -> Req | None:
+    """The look-up of a server from before ``GET jobs?name=`` (session 40), which refuses the argument (``err``:
+    "unknown query argument 'name'"): the caller's newest :data:`NAMED_FROM`, whose names :func:`job_named`
+    reads; None for any other error (raised as it is)."""
+    from ._routes import routes
+
+    if isinstance(err, ValidationError) and err.field in ("name", "purpose") and "unknown query argument" in err.message:
+        return routes.jobs(limit=NAMED_FROM)
+    return None
 
 
 def named_by_others(ref: str, others: list[dict[str, Any]], *, admin: bool, command: str = "") -> SchedError:
     """The refusal of the name ``ref`` that none of the caller's jobs has and other users' live work in the
-    queue (``others``, :func:`queue_named`) has (newuser32 n3: "none of your jobs is named 'b-x', and no job
-    has that id" while the queue listed bob's b-x): whose it is and, for a non-admin, what they may do — a 403
-    as the same job's id is answered (``forbidden``); for an admin, who acts on anyone's job by its id, its id
-    to type (``invalid``, field ``job_id``). Words: :func:`jupyter_sched.wording.not_yours.named_by_others`
-    for ``command`` (``jupyter-sched cancel``; "" until the command re-words it, :func:`name_refusal`).
-    ``details``: ``others``, ``admin`` and ``name``, for that re-wording."""
+    queue (``others``: ``id``, ``user``, ``state``, ``kind`` of each, as the server's refusal of the name lists
+    them, :mod:`jupyter_sched.services.job_names`) has (newuser32 n3: "none of your jobs is named 'b-x', and no
+    job has that id" while the queue listed bob's b-x): whose it is and, for a non-admin, what they may do — a
+    403 as the same job's id is answered (``forbidden``); for an admin, who acts on anyone's job by its id, its
+    id to type (``invalid``, field ``job_id``). Words: :func:`jupyter_sched.wording.not_yours.named_by_others`
+    for ``command`` (``jupyter-sched cancel``). ``details``: ``others``, ``admin`` and ``name``."""
     from ..wording.not_yours import named_by_others as words
 
     message, hint = words(ref, others, admin=admin, command=command)
@@ -279,10 +296,12 @@ def named_by_others(ref: str, others: list[dict[str, Any]], *, admin: bool, comm
 def name_refusal(err: SchedError, command: str) -> SchedError:
     """:func:`job_named`'s refusal of a name several live jobs have, its hint the commands to type, ``command``
     (``jupyter-sched wait``, ``%schedule wait``) with each id, newest first (newuser28 n13: a re-run's two jobs
-    were "give the id", after its note had named both); the refusal of a name only other users' work has
-    (:func:`named_by_others`) in the words of ``command`` (newuser32 n3); another error as it is."""
+    were "give the id", after its note had named both); the server's refusal of a name only other users' work
+    has (its ``details``: ``name``, ``others``, ``admin``) in the words of ``command``, whose hint gives the
+    command to type (newuser32 n3); another error as it is."""
     others = (err.details or {}).get("others")
-    if command and isinstance(others, list) and others:
+    others = [dict(row) for row in others if isinstance(row, Mapping)] if isinstance(others, list) else []
+    if command and others and isinstance(err, (AuthorizationError, ValidationError)):
         details = err.details or {}
         return named_by_others(str(details.get("name") or ""), others, admin=bool(details.get("admin")),
                                command=command)

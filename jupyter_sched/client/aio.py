@@ -19,7 +19,7 @@ import httpx
 from httpx_sse import aconnect_sse
 
 from ..backoff import Backoff, Retries
-from ..errors import NotFoundError, SchedError
+from ..errors import SchedError
 from ._routes import routes
 from ._wire import (
     NamedJob,
@@ -27,9 +27,8 @@ from ._wire import (
     error_from_response,
     event_of,
     job_named,
-    named_by_others,
-    needs_lookup,
-    queue_named,
+    named_lookup,
+    unnamed_lookup,
     unwrap_list,
 )
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
@@ -178,26 +177,22 @@ class AsyncSchedClient:
         return unwrap_list(await self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users)),
                            "jobs")
 
-    async def job_id_of(self, ref: str) -> str:
+    async def job_id_of(self, ref: str, command: str = "") -> str:
         """:meth:`SchedClient.job_id_of <jupyter_sched.client.sync.SchedClient.job_id_of>`, awaited."""
-        return (await self.job_named(ref)).id
+        return (await self.job_named(ref, command)).id
 
-    async def job_named(self, ref: str) -> NamedJob:
+    async def job_named(self, ref: str, command: str = "") -> NamedJob:
         """:meth:`SchedClient.job_named <jupyter_sched.client.sync.SchedClient.job_named>`, awaited."""
-        rows = await self.jobs() if needs_lookup(ref) else None
+        lookup = named_lookup(ref, command)
+        if lookup is None:
+            return job_named(ref, None)
         try:
-            return job_named(ref, rows)
-        except NotFoundError:
-            if rows is None:
+            answer = await self.call(lookup)
+        except SchedError as err:
+            if (older := unnamed_lookup(err)) is None:
                 raise
-            others = queue_named(ref, await self.queue())  # another user's, as the queue shows it (newuser32 n3)
-            if not others:
-                raise
-        try:
-            admin = bool((await self.me()).get("is_admin"))
-        except SchedError:
-            admin = False
-        raise named_by_others(ref, others, admin=admin)
+            answer = await self.call(older)  # a server before names were looked up there: mine, named here
+        return job_named(ref, unwrap_list(answer, "jobs"))
 
     async def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                        all_users: bool = False, page: int = 1000) -> list[dict[str, Any]]:

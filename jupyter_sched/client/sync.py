@@ -25,20 +25,18 @@ from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFoundError, SchedError
+from ..errors import SchedError
 from ._http import HttpReply, HttpUnreachable, StdlibHttp
 from ._routes import routes
 from ._wire import (
-    NAMED_FROM,
     NamedJob,
     Req,
     error_from_response,
     event_of,
     job_named,
-    named_by_others,
-    needs_lookup,
+    named_lookup,
     new_notes,
-    queue_named,
+    unnamed_lookup,
     unwrap_list,
 )
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
@@ -522,39 +520,36 @@ class SchedClient:
         return unwrap_list(self.call(routes.jobs(state=state, kind=kind, user=user, all_users=all_users,
                                                  limit=limit)), "jobs")
 
-    def job_id_of(self, ref: str) -> str:
+    def job_id_of(self, ref: str, command: str = "") -> str:
         """``ref`` as a job id (:meth:`job_named`'s id)."""
-        return self.job_named(ref).id
+        return self.job_named(ref, command).id
 
-    def job_named(self, ref: str) -> NamedJob:
+    def job_named(self, ref: str, command: str = "") -> NamedJob:
         """``ref`` as a job: an id (``j-…``/``l-…``) as given; else a job or lease of mine (the newest
-        500) with that name — the only one, else the one pending or running, else the newest, with a
-        note saying which (``%schedule cancel cellA`` / ``jupyter-sched wait train``; new user 9, N10;
-        new user 11, N2/N5; newuser22 N4: a rerun under the same name): :func:`._wire.job_named`.
+        500 of that name, ``GET jobs?name=``) with that name — the only one, else the one pending or running,
+        else the newest, with a note saying which (``%schedule cancel cellA`` / ``jupyter-sched wait train``;
+        new user 9, N10; new user 11, N2/N5; newuser22 N4: a rerun under the same name): :func:`._wire.job_named`.
+        ``command``: what is to be done with it (``jupyter-sched cancel``, ``%schedule logs``, ``hold``), the
+        words and the audited request of the server's refusal of another user's (:func:`._wire.named_lookup`).
 
         Raises:
             ValidationError: several of mine of that name are pending or running (field ``job_id``;
                 their ids listed).
-            NotFoundError: none of mine has it, nor another user's work in the queue.
-            AuthorizationError: none of mine has it, and another user's live work in the queue does (an
-                admin: ValidationError with its id to type): whose it is (newuser32 n3), ``details["others"]``.
+            NotFoundError: none of mine has it, nor another user's live work.
+            AuthorizationError: none of mine has it, and another user's live work does (an admin:
+                ValidationError with its id to give): whose it is (newuser32 n3), refused and audited by the
+                server (newuser39 n6), ``details["others"]`` for :func:`._wire.name_refusal`'s words.
         """
-        rows = self.jobs(limit=NAMED_FROM) if needs_lookup(ref) else None
+        lookup = named_lookup(ref, command)
+        if lookup is None:
+            return job_named(ref, None)
         try:
-            return job_named(ref, rows)
-        except NotFoundError:
-            if rows is None:
+            answer = self.call(lookup)
+        except SchedError as err:
+            if (older := unnamed_lookup(err)) is None:
                 raise
-            # the queue shows everyone each live job's name and owner: one of theirs is said to be theirs, as
-            # its id is, rather than "no job has that id" (asked only here, once a name is not the caller's)
-            others = queue_named(ref, self.queue())
-            if not others:
-                raise
-        try:  # an admin is given the id to type instead (they may act on anyone's job by its id)
-            admin = bool(self.me().get("is_admin"))
-        except SchedError:
-            admin = False
-        raise named_by_others(ref, others, admin=admin)
+            answer = self.call(older)  # a server before names were looked up there: mine, named here
+        return job_named(ref, unwrap_list(answer, "jobs"))
 
     def jobs_all(self, *, state: str | None = None, kind: str | None = None, user: str | None = None,
                  all_users: bool = False, page: int = 1000, since: str | None = None,

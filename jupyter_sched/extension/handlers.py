@@ -93,8 +93,8 @@ class MeHandler(SchedHandler):
             if text:
                 answer = answer.model_copy(update={"jobs_cannot_run": text})
         order = getattr(self.sched, "team_order", None)  # hub mode: a group joined or left (newuser38 N3)
-        if order is not None and answer is not None and (note := order.note(answer.user, self.services.clock.now())):
-            answer = answer.model_copy(update={"team_note": note})
+        if order is not None and answer is not None:  # said of this answer's groups and team (newuser39 n12)
+            answer = order.noted(answer, who[2] if who else None, self.services.clock.now())
         self.reply(answer)
 
 

@@ -9,6 +9,13 @@ change is said to the user — once on their next submit too (:meth:`TeamOrder.s
 charge it`` (``GET me``'s ``team_note``, ``jupyter-sched status``'s ``team`` line) for :data:`NOTE_S`.
 
 Known teams (with a quota line or policy) still come before groups without one (:func:`resolve_caller`).
+
+The note goes with the teams a request was answered with, read at the same moment (newuser39 n12): a request's
+groups come from the identity (cached up to ``token_cache_s``), the order from the hub's poll, and for up to a
+minute after a user left ml, ``status`` said ``team cv`` over ``you are now also in cv; new work still goes to ml``.
+:meth:`TeamOrder.note` is given the request's groups and default team: groups other than the poll last saw are
+said as the change from those to these, and a note that sends new work elsewhere than the request's default
+team is not said (nor on a submit charged elsewhere, :meth:`TeamOrder.submit_note`).
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ def record_order(store: Any, user: str, teams: Sequence[str]) -> None:
 
 def order_note(before: Sequence[str], after: Sequence[str]) -> str:
     """``you are now also in nlp; new work still goes to vision — --team nlp to charge it``, or ``you are
-    no longer in vision; new work now goes to nlp``; "" when nothing the user charges changed."""
+    no longer in vision; new work now goes to nlp``; "" when nothing the user charges changed. New work goes
+    to ``after[0]``."""
     added = [g for g in after if g not in before]
     left = [g for g in before if g not in after]
     if not after or not before:
@@ -59,7 +67,7 @@ class TeamOrder:
 
     def __init__(self, *, record: Callable[[str, tuple[str, ...]], None] | None = None) -> None:
         self._order: dict[str, tuple[str, ...]] = {}
-        self._notes: dict[str, tuple[datetime, str]] = {}
+        self._notes: dict[str, tuple[datetime, str, str]] = {}  # user -> (seen at, note, team new work goes to)
         self._recorded: set[str] = set()
         self._submitted: set[str] = set()  # users whose note a submit's answer said (:meth:`submit_note`)
         self._lock = threading.Lock()
@@ -82,18 +90,40 @@ class TeamOrder:
         given = set(groups)
         return [g for g in known if g in given] + sorted(given - set(known))
 
-    def note(self, user: str, now: datetime) -> str:
-        """The change of ``user``'s groups said within :data:`NOTE_S` of ``now``, else ""."""
-        said = self._notes.get(user)
-        return said[1] if said is not None and (now - said[0]).total_seconds() < NOTE_S else ""
+    def note(self, user: str, now: datetime, *, groups: Sequence[str] | None = None, default: str | None = None) -> str:
+        """The change of ``user``'s groups said within :data:`NOTE_S` of ``now``, else "". ``groups``: the hub groups
+        the answer it goes with was read from — when they are not the ones the hub's poll last saw (one of the two
+        is fresher), the change from those to these is said, as the answer's teams show it; ``default``: the
+        answer's default team — a note sending new work elsewhere is not said (module docstring, newuser39 n12)."""
+        with self._lock:
+            said, last = self._notes.get(user), self._order.get(user)
+        if groups is not None and last is not None and set(groups) != set(last):
+            now_in = self.order(user, groups)
+            text, goes_to = order_note(last, now_in), now_in[0] if now_in else None
+        elif said is not None and (now - said[0]).total_seconds() < NOTE_S:
+            text, goes_to = said[1], said[2]
+        else:
+            return ""
+        return text if default is None or goes_to == default else ""
 
-    def submit_note(self, user: str, now: datetime) -> str:
+    def noted(self, answer: Any, groups: Sequence[str] | None, now: datetime) -> Any:
+        """``GET me``'s ``answer`` (:class:`~jupyter_sched.services.models.quotas.GetMeResponse`) with its
+        ``team_note`` (:meth:`note`), said of the hub ``groups`` the answer was read from (the request's caller,
+        None: not known) and of its default team: the ``team`` line and its note agree (newuser39 n12)."""
+        note = self.note(answer.user, now, groups=groups, default=answer.team)
+        return answer.model_copy(update={"team_note": note}) if note else answer
+
+    def submit_note(self, user: str, now: datetime, charged: str | None = None) -> str:
         """:meth:`note`, said once more on ``user``'s next submit that names no team, within :data:`NOTE_S` (the
         submit's answer: CLI ``submit``, ``%gpu request``, ``%%schedule``, the panel's toast), then not again until
-        their groups change (newuser38 N3: only ``GET me``/``status`` said it, which a user may not read)."""
+        their groups change (newuser38 N3: only ``GET me``/``status`` said it, which a user may not read) — unless
+        it sends new work elsewhere than the team the job was ``charged`` to (the request's groups were read after
+        a change the hub's poll has not seen yet: newuser39 n12), then said on a later submit."""
         with self._lock:
             said = self._notes.get(user)
             if said is None or user in self._submitted or (now - said[0]).total_seconds() >= NOTE_S:
+                return ""
+            if charged is not None and said[2] != charged:
                 return ""
             self._submitted.add(user)
             return said[1]
@@ -115,7 +145,7 @@ class TeamOrder:
                 if before is None and len(after) < 2 and user not in self._recorded:
                     continue  # one group: no choice to keep yet
                 if before is not None and (note := order_note(before, after)):
-                    self._notes[user] = (now, note)
+                    self._notes[user] = (now, note, after[0])
                     self._submitted.discard(user)  # a new change: said on the next submit again
                 self._recorded.add(user)
                 changed.append(user)

@@ -344,10 +344,11 @@ class SchedMagics(Magics):
         the hint ``%schedule COMMAND j-…`` for each (``command``; newuser28 n13)."""
         from ..client._wire import name_refusal
 
+        typed = f"%schedule {command}" if command else ""  # the server refuses another user's in its words (n6)
         try:
-            found = self.client.job_named(ref)
+            found = self.client.job_named(ref, typed)
         except (ValidationError, AuthorizationError) as err:  # only another user's has it: whose (newuser32 n3)
-            raise name_refusal(err, f"%schedule {command}" if command else "") from None
+            raise name_refusal(err, typed) from None
         if found.note:
             self._print(f"Note: {found.note}.")
         return str(found.id)

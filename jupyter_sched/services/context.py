@@ -201,8 +201,8 @@ def not_visible(job_id: str, field: str, *, admin: bool = False) -> NotFoundErro
         hint = "GET leases?all=true lists every user's" if admin else \
             "GET leases lists yours (%gpu in a notebook shows its own)"
     elif named:
-        hint = ("GET jobs lists yours with their ids and names; jupyter-sched and %schedule also take the name of "
-                "one of your jobs")
+        hint = ("GET jobs lists yours with their ids and names (GET jobs?name=NAME: yours of that name); jupyter-sched "
+                "and %schedule also take the name of one of your jobs")
     else:
         # "list your …" with its parenthesis: each surface puts its own listing command first (where_listed)
         hint = ("list your jobs to see their ids (an admin lists every user's: jupyter-sched jobs --all)" if admin

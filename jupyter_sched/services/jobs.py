@@ -84,6 +84,7 @@ from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write
 from .context import Context
 from .drain_notice import drain_under, with_drain
 from .host_size import host_memory_mib
+from .job_names import looks_for_others, refuse_named_by_others
 from .job_update import planned, top_refusal
 from .keepalives import StoredKeepalives
 from .models import (
@@ -344,7 +345,8 @@ class JobsService:
         the caller's own jobs: a request naming ``user`` or ``all`` goes through :meth:`list`,
         which checks that the caller may read them. ``asked_at``: when the request arrived
         (``time.monotonic()``; :meth:`Store.counters_now`)."""
-        if user is None or request.all or request.user not in (None, user) or request.idempotency_key is not None:
+        if user is None or request.all or request.user not in (None, user) or request.idempotency_key is not None \
+                or request.name is not None:  # a name none of theirs has is looked for among others' (job_names)
             return None
         kept: JobsPage | None = self._kept(_jobs_key(user, user, _kind_asked(kind, request), request), asked_at)
         return kept
@@ -642,7 +644,7 @@ class JobsService:
             break
         self.ctx.kick("submit", job.id, record)  # decided at once when it fits and overtakes nothing (issue 17)
         said = self.ctx.admission.team_note
-        if said is not None and request.team is None and (note := said(caller.user, self.ctx.clock.now())):
+        if said is not None and request.team is None and (note := said(caller.user, self.ctx.clock.now(), job.spec.team)):
             warnings = [*warnings, note]  # charged to a default team that changed: once (newuser38 N3)
         data = job_to_dict(job, simulated=self.ctx.simulated())
         with_planned_limit(data, job, self._time_limits())  # what it is stopped at, giving none (newuser28 N8)
@@ -1224,12 +1226,24 @@ class JobsService:
         A page holds at most ``request.limit`` jobs and ends early once its rows pass
         :data:`~.models.base.PAGE_BYTES` (:func:`page_of`; red28 R6).
 
+        ``name``: only work of that name; of the caller's own, none of that name while other users' live work has it
+        is refused by name (:func:`.job_names.refuse_named_by_others`, newuser39 n6).
+
         Raises:
-            AuthorizationError: a non-admin asked for another user's or everyone's (audited).
-            ValidationError: an unknown state, or a cursor this server did not write.
+            AuthorizationError: a non-admin asked for another user's or everyone's, or named only other users'
+                live work (audited).
+            ValidationError: an unknown state, or a cursor this server did not write; an admin named only other
+                users' live work (its id to give).
         """
         if request.idempotency_key is not None:  # did my submit with this key make a job? (newuser33 N3)
             return self._made_with_key(caller, request.idempotency_key)
+        answer = self._page(caller, request, kind=kind)
+        if not answer.jobs.root and looks_for_others(request, kind):
+            refuse_named_by_others(self.ctx, caller, request)
+        return answer
+
+    def _page(self, caller: Caller, request: ListJobsRequest, *, kind: JobKind | None = None) -> JobsPage:
+        """:meth:`list`'s page (the caller's, or another user's or everyone's for an admin), kept while unchanged."""
         others = request.all or (request.user is not None and request.user != caller.user)
         if others:
             what = "leases" if kind is JobKind.LEASE else "jobs"  # GET leases said "jobs" (new user 11, N6)
@@ -1255,7 +1269,8 @@ class JobsService:
                     return kept
                 records, more = page_of(lambda limit, after_row: tx.list_jobs(
                     user=user, states=states, kinds=[wanted] if wanted is not None else None, limit=limit,
-                    newest_first=True, after=after_row, team=request.team, since=since, until=until),
+                    newest_first=True, after=after_row, team=request.team, since=since, until=until,
+                    name=request.name),
                     request.limit, after, size=lambda record: _row_bytes(record.job.spec), key=_job_key)
                 reports = reports_of(tx, records)  # one read for the page (session 21)
             simulated = self.ctx.simulated()

@@ -714,10 +714,12 @@ class StoreTx:
         team: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        name: str | None = None,
     ) -> list[JobRecord]:
-        """Job rows filtered by owner, states, kinds, ``team`` and submit time (``since`` <=
-        submitted_at < ``until``), ordered by submit time then id (a row that does not decode is
-        skipped and quarantined).
+        """Job rows filtered by owner, states, kinds, ``team``, submit time (``since`` <=
+        submitted_at < ``until``) and ``name`` (the ``jobs.name`` column: a name longer than it keeps,
+        :data:`~.schema.JOB_NAME_WIDTH`, matches the names that start with its cut), ordered by submit
+        time then id (a row that does not decode is skipped and quarantined).
 
         ``after = (submitted_at, id)`` of the last row of a previous page: only rows after it in
         this order (keyset paging: a page costs its own rows, not an offset's).
@@ -734,6 +736,8 @@ class StoreTx:
             query = query.where(schema.jobs.c.kind.in_([k.value for k in kinds]))
         if team is not None:
             query = query.where(schema.jobs.c.team == team)
+        if name is not None:
+            query = query.where(schema.jobs.c.name == name[:schema.JOB_NAME_WIDTH])
         if since is not None:
             query = query.where(schema.jobs.c.submitted_at >= ts(since))
         if until is not None:

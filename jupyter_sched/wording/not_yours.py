@@ -7,10 +7,12 @@ named (a name or id of it reads as unknown).
 
 - :func:`not_yours_words`: what the caller may do instead, by request (``you may cancel only your own``):
   the server's refusal of an id (``services.context``) and the client's of a name say it alike.
-- :func:`named_by_others`: the CLI's and the magics' refusal of a NAME that none of the caller's jobs has
-  but another user's live job in the queue does (newuser32 n3: ``jupyter-sched cancel b-x`` said "none of
-  your jobs is named 'b-x', and no job has that id" while the queue listed bob's b-x, and its id was
-  answered "another user's job").
+- :func:`named_by_others`: the refusal of a NAME that none of the caller's jobs has but another user's live
+  job in the queue does (newuser32 n3: ``jupyter-sched cancel b-x`` said "none of your jobs is named 'b-x',
+  and no job has that id" while the queue listed bob's b-x, and its id was answered "another user's job").
+  The server says it (``GET jobs?name=``, :mod:`jupyter_sched.services.job_names`) and audits it as it
+  audits the id (newuser39 n6); the CLI and the magics say it again with the command to type.
+- :func:`purpose_of`: what a typed command means to do with the job it names (``GET jobs``' ``purpose``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Any
 
 from ..textsafe import printable_name
 
-__all__ = ["NOT_YOURS", "TOP_ADMIN_ONLY", "named_by_others", "not_yours_words", "request_of"]
+__all__ = ["NOT_YOURS", "PURPOSES", "TOP_ADMIN_ONLY", "named_by_others", "not_yours_words", "purpose_of",
+           "request_of"]
 
 TOP_ADMIN_ONLY = "only an admin puts a job first in its class"
 """The refusal of ``top`` by a non-admin, of any job, their own or another's (newuser38 n8): an admin-only
@@ -34,9 +37,18 @@ NOT_YOURS: dict[str, str] = {
 }
 """Per request (its first words, as the server's services name them): what the caller may do instead."""
 
-_REQUEST_OF = {"cancel": "cancel", "hold": "update", "release": "update", "update": "update", "top": "update",
-               "logs": "read logs"}
-"""A CLI or magic command's last word → its request in :data:`NOT_YOURS` (others: a look into the job)."""
+PURPOSES: dict[str, str] = {"read": "read job", "cancel": "cancel job", "update": "update job", "top": "update job",
+                            "logs": "read logs"}
+"""What a caller means to do with the job a name finds (``GET jobs?name=…&purpose=…``) → the request the server's
+refusal of that job's id is audited as (``DELETE jobs/{id}``: ``cancel job``; ``GET jobs/{id}/logs``: ``read logs``):
+a refusal by name is on the record as the same request (newuser39 n6)."""
+
+_PURPOSE_OF = {"cancel": "cancel", "hold": "update", "release": "update", "update": "update", "top": "top",
+               "logs": "logs"}
+"""A CLI or magic command's last word → its purpose in :data:`PURPOSES` (others: ``read``, a look into the job)."""
+
+_REQUEST_OF = {"cancel": "cancel", "update": "update", "top": "update", "logs": "read logs", "read": "look into"}
+"""A purpose → its request in :data:`NOT_YOURS` (``look into``: the words of a request without its own)."""
 
 _SHOWN = 3
 """Most jobs of others one refusal lists (the rest are counted)."""
@@ -51,18 +63,25 @@ def not_yours_words(request: str, noun: str = "job") -> str:
                 f"you may look into only your own {noun}s (the queue shows what others see of it)")
 
 
-def request_of(command: str) -> str:
-    """The request of a typed command (``jupyter-sched cancel``, ``%schedule logs``, ``hold``): its last word
-    mapped by :data:`_REQUEST_OF`; "" for none (the words then say only where names are looked for)."""
+def purpose_of(command: str) -> str:
+    """The purpose (:data:`PURPOSES`) of a typed command (``jupyter-sched cancel``, ``%schedule logs``, ``hold``,
+    ``top``): its last word mapped by :data:`_PURPOSE_OF`, ``read`` for any other word; "" for none."""
     word = command.split()[-1] if command.split() else ""
-    return _REQUEST_OF.get(word, "look into" if word else "")
+    return _PURPOSE_OF.get(word, "read" if word else "")
+
+
+def request_of(command: str) -> str:
+    """The request of a typed command or of a purpose (``jupyter-sched cancel``, ``%schedule logs``, ``hold``,
+    ``read``) in :data:`NOT_YOURS`' words; "" for none (the words then say only where names are looked for)."""
+    return _REQUEST_OF.get(purpose_of(command), "")
 
 
 def named_by_others(ref: str, others: Sequence[Mapping[str, Any]], *, admin: bool,
                     command: str = "") -> tuple[str, str]:
     """The refusal's ``(message, hint)`` for the name ``ref`` that none of the caller's jobs has and the
     queue lines ``others`` (another user's each: ``id``, ``user``, ``state``, ``kind`` as ``GET queue``
-    shows them to everyone) have, for ``command`` (``jupyter-sched cancel``; "" when not known).
+    shows them to everyone) have, for ``command`` (``jupyter-sched cancel``; the server's answer: its purpose
+    alone, ``cancel`` — the ids are then given bare, as a REST caller types them; "" when not known).
 
     A non-admin reads whose it is and what they may do (the words of the same refusal by id)::
 
@@ -86,17 +105,24 @@ def named_by_others(ref: str, others: Sequence[Mapping[str, Any]], *, admin: boo
                 f"{', '.join(shown)}{more}")
     if admin:
         ids = [str(row.get("id")) for row in others[:_SHOWN]]
-        typed = [f"`{command} {job_id}`" if command else job_id for job_id in ids]
+        typed = [f"`{command} {job_id}`" if _typed(command) else job_id for job_id in ids]
         hint = f"give its id: {typed[0]}" if len(others) == 1 else f"give the id of the one you mean: {' or '.join(typed)}"
         return f"{said}: a name is looked for among your own {noun}s only", hint
     request = request_of(command)
-    if command.split()[-1:] == ["top"]:  # admin-only: not "only your own", which its owner could not either (n8)
-        return f"{said}: {TOP_ADMIN_ONLY}", f"ask an admin: `{command} {others[0].get('id')}`"
+    if purpose_of(command) == "top":  # admin-only: not "only your own", which its owner could not either (n8)
+        top = f"`{command} {others[0].get('id')}`" if _typed(command) else \
+            f"jupyter-sched top {others[0].get('id')}"  # as the server's refusal of its id hints (job_update)
+        return f"{said}: {TOP_ADMIN_ONLY}", f"ask an admin: {top}"
     owners = sorted({str(row.get("user") or "") for row in others} - {""})
     ask = f"ask {owners[0]} or an admin" if len(owners) == 1 else "ask their owners or an admin"
     if not request:
         return f"{said}: a name is looked for among your own {noun}s only", ask
     return f"{said}: {not_yours_words(request, noun)}", ask
+
+
+def _typed(command: str) -> bool:
+    """Whether ``command`` is a command as typed (``jupyter-sched cancel``, ``%schedule wait``), not a purpose alone."""
+    return len(command.split()) > 1
 
 
 def _whose(row: Mapping[str, Any]) -> str:

@@ -3795,6 +3795,10 @@ export interface operations {
                 since?: string | null;
                 /** @description only work submitted before this time (ISO 8601 with offset) */
                 until?: string | null;
+                /** @description only work of this name (its first 200 characters); listing the caller's own, a name that none of theirs has but other users' pending or running work has is answered with whose that is (as the queue shows it): 403 forbidden, audited as the request purpose names, as that job's id would be (an admin: 400 with its id to give) — how the CLI and the magics take a job's name (newuser39 n6) */
+                name?: string | null;
+                /** @description with name: what the caller means to do with the job of that name (update: hold, release or change it; top: put it first) — the words of the refusal of another user's, and the request it is audited as */
+                purpose?: "read" | "cancel" | "update" | "top" | "logs";
                 /** @description the key a submit (POST jobs?idempotency_key=) was sent with: lists the caller's job that submit made, or none when it made none — how a client whose submit got no answer learns its outcome without sending it again (newuser33 N3); the other filters are not read with it. The server keeps each user's newest 1,000 keys */
                 idempotency_key?: string | null;
             };
@@ -4054,6 +4058,10 @@ export interface operations {
                 since?: string | null;
                 /** @description only work submitted before this time (ISO 8601 with offset) */
                 until?: string | null;
+                /** @description only work of this name (its first 200 characters); listing the caller's own, a name that none of theirs has but other users' pending or running work has is answered with whose that is (as the queue shows it): 403 forbidden, audited as the request purpose names, as that job's id would be (an admin: 400 with its id to give) — how the CLI and the magics take a job's name (newuser39 n6) */
+                name?: string | null;
+                /** @description with name: what the caller means to do with the job of that name (update: hold, release or change it; top: put it first) — the words of the refusal of another user's, and the request it is audited as */
+                purpose?: "read" | "cancel" | "update" | "top" | "logs";
                 /** @description the key a submit (POST jobs?idempotency_key=) was sent with: lists the caller's job that submit made, or none when it made none — how a client whose submit got no answer learns its outcome without sending it again (newuser33 N3); the other filters are not read with it. The server keeps each user's newest 1,000 keys */
                 idempotency_key?: string | null;
             };

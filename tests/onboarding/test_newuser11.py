@@ -250,15 +250,12 @@ def test_newuser32_n3_magics_a_name_only_another_users_live_job_has_says_whose_i
 def test_newuser32_n3_several_users_work_of_one_name_is_listed_with_owners_and_the_callers_own_lines_left_out(
 ) -> None:
     """newuser32 n3 (the words, pure): a name several of others' queue lines have lists whose each is (three,
-    then a count) and whom to ask; an admin gets the ids to type; the caller's own lines (``mine``) are never
-    among them (a name of theirs resolves before)."""
-    from jupyter_sched.client._wire import queue_named
+    then a count) and whom to ask; an admin gets the ids to type. The caller's own are never among them: the
+    server lists others' (test_newuser39_n6_the_server_looks_a_name_up_among_others_live_work_only)."""
     from jupyter_sched.wording.not_yours import named_by_others
 
-    queue = [{"id": f"j-{i}", "user": user, "state": "pending", "kind": "training", "name": "train", "mine": user == "ann"}
-             for i, user in enumerate(["bob", "ann", "cy", "bob", "dee"])]
-    others = queue_named("train", [*queue, {"id": "j-9", "user": "eve", "name": "other", "mine": False}])
-    assert [row["id"] for row in others] == ["j-0", "j-2", "j-3", "j-4"], others
+    others = [{"id": f"j-{i}", "user": user, "state": "pending", "kind": "training"}
+              for i, user in ((0, "bob"), (2, "cy"), (3, "bob"), (4, "dee"))]
     message, hint = named_by_others("train", others, admin=False, command="jupyter-sched hold")
     assert message == ("'train' is the name of 4 jobs of other users in the queue, none of them yours: bob's job j-0 "
                        "(pending), cy's job j-2 (pending), bob's job j-3 (pending) and 1 more: you may hold, release "

@@ -29,7 +29,7 @@ class _Client:
     def __init__(self, text: str, size: int) -> None:
         self.data, self.size = text.encode(), size
 
-    def job_named(self, ref: str) -> Any:
+    def job_named(self, ref: str, command: str = "") -> Any:
         return SimpleNamespace(id=ref, note="")
 
     def logs(self, job_id: str, offset: int = 0, limit: int | None = None, tail: int | None = None) -> dict[str, Any]:

@@ -327,7 +327,7 @@ def test_newuser28_n11_a_personal_labs_start_says_the_oom_floor_at_info_the_hub_
 class _NamedWire:
     """``client.job_named``: two live jobs named ``rerun`` (a re-run), newest first."""
 
-    def job_named(self, ref: str) -> Any:
+    def job_named(self, ref: str, command: str = "") -> Any:
         from jupyter_sched.client._wire import job_named
 
         return job_named(ref, [{"id": "j-2", "name": "rerun", "state": "running"},

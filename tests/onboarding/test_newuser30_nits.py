@@ -16,7 +16,7 @@ from jupyter_sched.errors import NotFoundError, ValidationError
 class _CancelClient:
     """Two jobs: r-2h running (cancelled: stopping) and gone (no such job)."""
 
-    def job_named(self, ref: str) -> NamedJob:
+    def job_named(self, ref: str, command: str = "") -> NamedJob:
         if ref == "gone":
             raise NotFoundError("no job has the id or name 'gone'", field="job_id", hint="jupyter-sched jobs lists yours")
         return NamedJob(ref)
@@ -88,7 +88,7 @@ class _EndedClient:
     def __init__(self, state: str) -> None:
         self.state = state
 
-    def job_named(self, ref: str) -> NamedJob:
+    def job_named(self, ref: str, command: str = "") -> NamedJob:
         return NamedJob(ref)
 
     def job(self, job_id: str) -> dict[str, Any]:

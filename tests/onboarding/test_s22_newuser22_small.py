@@ -51,10 +51,10 @@ class _Client:
         self.job_row = job
         self.cancels = 0
 
-    def job_id_of(self, ref: str) -> str:
+    def job_id_of(self, ref: str, command: str = "") -> str:
         return ref
 
-    def job_named(self, ref: str) -> NamedJob:  # the resolver the CLI and the magics call (newuser22 N4)
+    def job_named(self, ref: str, command: str = "") -> NamedJob:  # the resolver the CLI and the magics call (newuser22 N4)
         return NamedJob(ref)
 
     def job(self, job_id: str) -> dict[str, Any]:

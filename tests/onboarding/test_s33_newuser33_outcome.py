@@ -209,7 +209,7 @@ class _Ending:
     def __init__(self, *states: str) -> None:
         self.states = ["running", *states]
 
-    def job_named(self, ref: str) -> object:
+    def job_named(self, ref: str, command: str = "") -> object:
         from jupyter_sched.client._wire import NamedJob
 
         return NamedJob(ref)

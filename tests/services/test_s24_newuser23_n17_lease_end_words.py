@@ -89,10 +89,10 @@ def test_s24_newuser23_n17_jobs_and_schedule_jobs_say_released_by_you_or_by_an_a
 class _Release:
     """The wire of a release of another kernel's granted lease: the lease as read, the server's answer."""
 
-    def job_id_of(self, ref: str) -> str:
+    def job_id_of(self, ref: str, command: str = "") -> str:
         return ref
 
-    def job_named(self, ref: str) -> NamedJob:
+    def job_named(self, ref: str, command: str = "") -> NamedJob:
         return NamedJob(ref)
 
     def job(self, job_id: str) -> dict[str, Any]:

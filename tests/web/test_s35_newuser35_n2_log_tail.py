@@ -169,7 +169,7 @@ class _LongLogClient:
     def __init__(self, *, with_tail: bool = True) -> None:
         self.with_tail, self.reads = with_tail, []  # type: list[dict[str, Any]]
 
-    def job_named(self, ref: str) -> Any:
+    def job_named(self, ref: str, command: str = "") -> Any:
         return SimpleNamespace(id=ref, note="")
 
     def job(self, job_id: str) -> dict[str, Any]:

@@ -258,6 +258,14 @@ class ListJobsRequest(QueryModel):
                               description="only work submitted at or after this time (ISO 8601 with offset)")
     until: str | None = Field(default=None, max_length=64, examples=["2026-12-01T00:00:00+00:00"],
                               description="only work submitted before this time (ISO 8601 with offset)")
+    name: str | None = Field(default=None, min_length=1, max_length=200, examples=["train"], description=(
+        "only work of this name (its first 200 characters); listing the caller's own, a name that none of theirs has "
+        "but other users' pending or running work has is answered with whose that is (as the queue shows it): 403 "
+        "forbidden, audited as the request purpose names, as that job's id would be (an admin: 400 with its id to "
+        "give) — how the CLI and the magics take a job's name (newuser39 n6)"))
+    purpose: Literal["read", "cancel", "update", "top", "logs"] = Field(default="read", examples=["cancel"], description=(
+        "with name: what the caller means to do with the job of that name (update: hold, release or change it; top: "
+        "put it first) — the words of the refusal of another user's, and the request it is audited as"))
     idempotency_key: str | None = Field(default=None, max_length=128, examples=["5f0c9e2ad0b44c6f9d1a7f3b2c4e6a80"],
                                         description=(
         "the key a submit (POST jobs?idempotency_key=) was sent with: lists the caller's job that submit made, or "
