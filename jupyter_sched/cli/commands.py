@@ -315,7 +315,7 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
         run_name = body.get("notebook")
         folder = os.path.expanduser(str(body.get("working_dir") or "."))
         path = os.path.join(folder, str(run_name)) if run_name else os.path.expanduser(str(args.notebook))
-        note_parameters(path, body["parameters"], io, prefix=f"{PROG} submit: ")
+        note_parameters(path, body["parameters"], io, prefix=f"{PROG} submit: ", said=job.get("warnings"))
     if args.wait:
         return _wait_for(client, str(job["id"]), None, io, json_out=args.json)
     return EXIT_OK

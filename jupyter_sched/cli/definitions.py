@@ -56,16 +56,17 @@ def _notes(result: Any, io: Streams, action: str) -> None:
         print(f"{PROG} definitions {action}: note: {warning}", file=io.err)
 
 
-def note_parameters(path: Any, parameters: Any, io: Streams, *, prefix: str = "") -> None:
+def note_parameters(path: Any, parameters: Any, io: Streams, *, prefix: str = "", said: Any = None) -> None:
     """A note on stderr when ``parameters`` name something the notebook at ``path`` (read here, when
     this machine has it) does not set in its parameters cell, or give a value of another type than
     its default (new user 6, F10: ``-p regoin=eu`` was accepted and every run used the default
-    region; new user 13, N20)."""
+    region; new user 13, N20) — unless the server's answer said it among its ``warnings`` (``said``:
+    it reads the notebook too, newuser39 n3), so it is said once."""
     if not parameters or not isinstance(parameters, Mapping) or not isinstance(path, str):
         return
-    from ..definitions.parameters import parameters_file_note
+    from ..definitions.parameters import parameters_file_note, unsaid_note
 
-    note = parameters_file_note(path, parameters)
+    note = unsaid_note(parameters_file_note(path, parameters), said)
     if note:
         print(f"{prefix}note: {note}", file=io.err)
 
@@ -361,7 +362,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
             print(f"{PROG} definitions create: note: {zone_note(zone)}", file=io.err)
         _notes(result, io, "create")
-        note_parameters(result.get("notebook"), result.get("parameters"), io)
+        note_parameters(result.get("notebook"), result.get("parameters"), io, said=result.get("warnings"))
         return EXIT_OK
     target = _resolve(client, args.definition)
     before: Mapping[str, Any] = {}
@@ -437,5 +438,7 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if action == "edit":
         _notes(result, io, "edit")
     if action == "edit" and "parameters" in change:
-        note_parameters(result.get("notebook"), change["parameters"], io)
+        # the whole set it now holds, as the server reads it (said once: newuser39 n3)
+        note_parameters(result.get("notebook"), result.get("parameters") or change["parameters"], io,
+                        said=result.get("warnings"))
     return EXIT_OK

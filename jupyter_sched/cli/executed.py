@@ -26,12 +26,9 @@ def notebook_hint(job: Any) -> str | None:
     """Under an ended notebook job's line (``wait``, ``submit --wait``, ``logs -f``): how to open its executed
     notebook — where a failed run's "cell 3 (In [4] in the executed notebook) raised …" sends the reader
     (newuser39 N1) — or None for any other job."""
-    ran = job.get("state") in ("succeeded", "failed") or (job.get("state") == "cancelled" and job.get("started_at"))
-    if not job.get("notebook") or not ran:  # one cancelled before it started has none
-        return None
-    job_id = job.get("id")
-    return (f"its executed notebook (outputs and errors): {PROG} logs {job_id} --notebook saves it here; "
-            f"or the panel: My work → {job_id} → Open notebook")
+    from ..wording.executed import executed_notebook_hint  # the magics' words too (session 40)
+
+    return executed_notebook_hint(job, save=f"{PROG} logs {job.get('id')} --notebook")
 
 
 def save_executed_notebook(client: Any, args: argparse.Namespace, io: Streams) -> int:

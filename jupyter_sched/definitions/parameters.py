@@ -32,6 +32,7 @@ __all__ = [
     "NOTEBOOK_ARGS_HINT",
     "NOTEBOOK_ARGUMENT",
     "NO_PARAMETERS_CELL",
+    "NOTED_CELL_BYTES",
     "NOTEBOOK_VALUES_HINT",
     "PARAMETERS_TAG",
     "PARAMETERS_RULE",
@@ -43,8 +44,10 @@ __all__ = [
     "parameters_cell_index",
     "parameters_file_note",
     "parameters_note",
+    "parameters_text_note",
     "parse_parameter_words",
     "script_arguments",
+    "unsaid_note",
     "validate_parameters",
 ]
 
@@ -152,6 +155,46 @@ def parameters_file_note(path: str, parameters: Mapping[str, Any]) -> str:
     return parameters_note(nb, parameters, path.rsplit("/", 1)[-1]) if isinstance(nb, dict) else ""
 
 
+NOTED_CELL_BYTES = 8 << 10
+"""Most characters of a parameters cell the service parses for :func:`parameters_text_note` (the bound of a script
+it compiles in its own process, :data:`~jupyter_sched.userfiles.IN_PROCESS_BYTES`: a parse holds the GIL of every
+user's requests; red team 26, R2). A longer cell is not noted by the service; the CLI and the magics, which read
+the file in the user's own process, and the run's log still say it."""
+
+
+def parameters_text_note(text: bytes | str, parameters: Mapping[str, Any], path: str) -> str:
+    """:func:`parameters_note` for a notebook's JSON ``text`` the service holds — the file a submit, a dry run
+    (the panel's Check fit) or a definition's save names, read as its owner, or the carried ``notebook_json`` —
+    in the CLI's words, for the answer's ``warnings`` (newuser39 n3: the panel said nothing of ``regoin=eu``).
+    "" when no value is given, the text is no notebook, or its parameters cell is longer than
+    :data:`NOTED_CELL_BYTES`. Any JSON is taken: a cell of another shape has no tags or source."""
+    if not parameters:
+        return ""
+    try:
+        nb = untrusted_json.loads(text)
+    except ValueError:
+        return ""
+    if not isinstance(nb, dict):
+        return ""
+    cells = _cells(nb)
+    index = parameters_cell_index(cells)
+    if index is not None and len(_cell_text(cells[index]) or "") > NOTED_CELL_BYTES:
+        return ""
+    return parameters_note(nb, parameters, path.rsplit("/", 1)[-1])
+
+
+def unsaid_note(note: str, said: Any) -> str:
+    """``note`` unless the server's answer already says it among its ``warnings`` (``said``): the CLI and the
+    magics read the file themselves where the service could not (another executor, a file only they reach),
+    and say it once where both did (:func:`parameters_text_note` is the same wording)."""
+    return "" if note and isinstance(said, (list, tuple)) and note in said else note
+
+
+def _cells(nb: Mapping[str, Any]) -> list[Any]:
+    cells = nb.get("cells")
+    return cells if isinstance(cells, list) else []
+
+
 def _check_value(value: Any, path: str, depth: int = 0) -> None:
     if depth > 16:
         raise ValidationError(f"{path} is nested too deeply", field=path, hint="pass at most 16 levels")
@@ -208,9 +251,19 @@ def validate_parameters(value: Any, *, field: str = "parameters") -> dict[str, A
     return dict(value)
 
 
-def _tags(cell: Mapping[str, Any]) -> list[str]:
-    tags = cell.get("metadata", {}).get("tags", [])
+def _tags(cell: Any) -> list[str]:
+    # any JSON: the service reads a submitted notebook's cells too (a cell or its metadata that is no object has no tags)
+    meta = cell.get("metadata") if isinstance(cell, Mapping) else None
+    tags = meta.get("tags") if isinstance(meta, Mapping) else None
     return [str(t) for t in tags] if isinstance(tags, list) else []
+
+
+def _cell_text(cell: Any) -> str | None:
+    """A cell's source as one text (nbformat: a string or a list of strings), None when it is neither."""
+    source = cell.get("source", "") if isinstance(cell, Mapping) else None
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    return source if isinstance(source, str) else None
 
 
 def parameters_cell_index(cells: list[Any]) -> int | None:
@@ -227,14 +280,16 @@ def _parameter_cell(nb: Mapping[str, Any]) -> list[tuple[str, Any]] | None:
     cell is not Python that parses."""
     import ast
 
-    cells = list(nb.get("cells") or [])
+    cells = _cells(nb)
     index = parameters_cell_index(cells)
     if index is None:
         return None
-    source = cells[index].get("source", "")
+    source = _cell_text(cells[index])
     try:
-        tree = ast.parse("".join(source) if isinstance(source, list) else str(source))
-    except SyntaxError:
+        tree = ast.parse(source) if source is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python that parses (a NUL, too deep)
+        return None
+    if tree is None:
         return None
     assigned: list[tuple[str, Any]] = []
     for node in tree.body:
@@ -293,7 +348,7 @@ def parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebo
     """
     import difflib
 
-    if parameters and parameters_cell_index(list(nb.get("cells") or [])) is None:
+    if parameters and parameters_cell_index(_cells(nb)) is None:
         return no_parameters_cell_note(notebook, parameters)
     names = parameter_names(nb)
     if names is None:
@@ -301,17 +356,21 @@ def parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebo
     sentences: list[str] = []
     unknown = [str(p) for p in parameters if p not in names]
     if unknown:
-        guesses = [g for p in unknown for g in difflib.get_close_matches(p, names, n=1)]
-        which = ", ".join(f"'{p}'" for p in unknown)
+        # the first few named and guessed: the service says it too, holding every user's requests (a 64 KiB set of
+        # names against a long cell was seconds of difflib)
+        guesses = [g for p in unknown[:_NAMED] for g in difflib.get_close_matches(p[:100], names, n=1)]
+        which = ", ".join(f"'{p[:100]}'" for p in unknown[:_NAMED]) + \
+            (f" and {len(unknown) - _NAMED} more" if len(unknown) > _NAMED else "")
         one = len(unknown) == 1
+        listed = ", ".join(names[:_LISTED]) + (f", … ({len(names)} in all)" if len(names) > _LISTED else "")
         said = (f"parameter{'' if one else 's'} {which} {'is' if one else 'are'} not in {notebook}'s parameters cell "
-                f"({', '.join(names) or 'it sets none'})")
+                f"({listed or 'it sets none'})")
         said += f" — did you mean {' or '.join(repr(g) for g in dict.fromkeys(guesses))}?" if guesses else "."
         sentences.append(said + (" It is" if one else " They are") + " injected anyway; the notebook's own value "
                          "of any name it sets is what runs.")
     defaults = parameter_defaults(nb)
     for name, value in parameters.items():
-        if name in defaults and not _fits(defaults[name], value):
+        if name in defaults and not _fits(defaults[name], value) and len(sentences) <= _NAMED:
             default, kind = defaults[name], type(value).__name__
             sentences.append(f"{name} is {_literal(default)[:40]} ({type(default).__name__}) in {notebook}'s parameters "
                              f"cell; the value given, {_literal(value)[:40]}, is {'an' if kind[0] in 'aeiou' else 'a'} "
@@ -321,6 +380,11 @@ def parameters_note(nb: Mapping[str, Any], parameters: Mapping[str, Any], notebo
                                 if isinstance(default, str) and not isinstance(value, str) else ""))
     return " ".join(sentences)
 
+
+_NAMED = 5
+"""Most unknown names (and values of another type) a note names: the rest are counted."""
+_LISTED = 30
+"""Most of the cell's own names a note lists."""
 
 NO_PARAMETERS_CELL = "has no cell tagged 'parameters'"
 """The words of :func:`no_parameters_cell_note` another sentence may look for (the magics' "assigned after")."""

@@ -31,7 +31,7 @@ from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
 from ..client.ride_out import ARRIVED, SENT_AGAIN, RideOut, submit_through_restart
 from ..client.submitter_env import SUBMITTER_VARIABLES
-from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note
+from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note, unsaid_note
 from ..errors import (
     AuthorizationError,
     ConflictError,
@@ -1045,14 +1045,18 @@ class SchedMagics(Magics):
             self._sends_mine = here and mode != "hub"
         return self._sends_mine
 
-    def _submit(self, options: JobOptions, body: Mapping[str, Any], note: str | None = None) -> str:
+    def _submit(self, options: JobOptions, body: Mapping[str, Any],
+                note: str | Callable[[Mapping[str, Any]], str | None] | None = None) -> str:
+        """Submit ``body``; its line, the server's notes and ``note`` (or what it makes of the answer: a note
+        the server's ``warnings`` may already hold, said once — newuser39 n3) under it. The job's id."""
+        env_note = None
         if self._mine():
             from ..client.submitter_env import submitter_env, submitter_note
 
             sent, too_long = submitter_env(os.environ, body.get("env") or {})
             body = {**body, "env": {**sent, **(body.get("env") or {})}} if sent else body
             if said := submitter_note(sent, too_long, here="this kernel's"):
-                note = f"{note}\n{said[:1].upper()}{said[1:]}." if note else f"{said[:1].upper()}{said[1:]}."
+                env_note = f"{said[:1].upper()}{said[1:]}."
         # a restart is ridden out only while the submit surely never arrived: never sent twice (hubadmin24 B18)
         # and a send whose answer was lost is looked for once the service answers, sent again only if absent (N8)
         job, how = submit_through_restart(lambda key: self.client.submit_keyed(body, key),
@@ -1068,8 +1072,9 @@ class SchedMagics(Magics):
         if options.time_limit_note:  # `--time-limit 5` is 5 seconds, as the CLI says (verify22 V3)
             self._print(f"Note: {options.time_limit_note}")
         self._say_warnings(job)
-        if note:
-            self._print(note)
+        for line in (note(job) if callable(note) else note, env_note):
+            if line:
+                self._print(line)
         return str(job["id"])
 
     def _say_warnings(self, answer: Mapping[str, Any]) -> None:
@@ -1211,7 +1216,8 @@ class SchedMagics(Magics):
         body.setdefault("name", notebook.stem)
         if cmd.parameters:  # as a definition's run gets them (new user 14, N27)
             body["parameters"] = dict(cmd.parameters)
-        job_id = self._submit(cmd.options, body, _parameters_said(str(notebook), cmd.parameters))
+        job_id = self._submit(cmd.options, body, lambda job: _parameters_said(str(notebook), cmd.parameters,
+                                                                              job.get("warnings")))
         self._print(f"The executed copy (with outputs) is kept: once it ends, open it from the panel (My work → "
                     f"{job_id} → Open notebook) or save it here with !jupyter-sched logs {job_id} --notebook.")
         return job_id
@@ -1299,7 +1305,18 @@ class SchedMagics(Magics):
 
             self._print("\n".join(status_lines_of(self.client)))
             return
-        self._print(in_magic_words(job_line(self.client.job(self._job_of(str(cmd.job_id), "status")), _now())))
+        job = self.client.job(self._job_of(str(cmd.job_id), "status"))
+        self._print(in_magic_words(job_line(job, _now())))
+        self._say_notebook(job)
+
+    def _say_notebook(self, job: Mapping[str, Any]) -> None:
+        """Under an ended notebook job's line, how to open its executed notebook — where "cell 3 (In [4] in the
+        executed notebook) raised …" sends the reader — in the CLI's words (session 40: the CLI's ``wait`` said
+        it, ``%schedule wait`` / ``%schedule status JOB`` did not)."""
+        from ..wording.executed import executed_notebook_hint
+
+        if hint := executed_notebook_hint(job, save=f"!jupyter-sched logs {job.get('id')} --notebook"):
+            self._print(f"{hint[:1].upper()}{hint[1:]}.")
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
         job_id = self._job_of(str(cmd.job_id), "logs")  # a name of mine is taken for its id
@@ -1468,6 +1485,7 @@ class SchedMagics(Magics):
         if progress is not None:
             progress.finish(time.monotonic() - started, wait_outcome(job.get("state") == "succeeded" or lease_given_back(job)))
         self._print(job_line(job, _now()))
+        self._say_notebook(job)
         if cmd.raise_error and job.get("state") != "succeeded" and not lease_given_back(job):
             # a notebook pipeline stops where its job failed, as `jupyter-sched wait` exits 4 (new user 30, n6);
             # a --for that runs out still returns (new user 17, N12): the job goes on
@@ -1607,14 +1625,16 @@ class SchedMagics(Magics):
         return profiles_frame(rows)
 
 
-def _parameters_said(path: str, parameters: Mapping[str, Any]) -> str | None:
+def _parameters_said(path: str, parameters: Mapping[str, Any], said: Any = None) -> str | None:
     """What a notebook job's ``-p`` values become, and the note ``definitions run -p`` prints when the
-    notebook's parameters cell sets no such name or holds another type (new user 14, N27)."""
+    notebook's parameters cell sets no such name or holds another type (new user 14, N27) — unless the
+    server's answer said it among its ``warnings`` (``said``; newuser39 n3: said once)."""
     if not parameters:
         return None
     note = parameters_file_note(path, parameters)
     where = "in a new first cell" if NO_PARAMETERS_CELL in note else \
         "after the notebook's cell tagged \"parameters\""  # new user 25, N10: not when it has none
+    note = unsaid_note(note, said)
     return f"With parameters {json.dumps(dict(parameters))}, assigned {where}." + (f"\nNote: {note}" if note else "")
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..client._routes import routes
 from ..client.definition_names import definition_id
-from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, parameters_file_note
+from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, parameters_file_note, unsaid_note
 from ..errors import ValidationError
 from ..wording import definition_deleted
 from ..wording.jobs import named
@@ -205,7 +205,8 @@ def _note_unknown_parameters(definition: Mapping[str, Any], parameters: Mapping[
     """Say when ``-p`` names something the notebook's parameters cell does not set (new user 6,
     F10: ``-p regoin=eu`` ran every night with the default region, unsaid)."""
     path = definition.get("notebook")
-    note = parameters_file_note(path, parameters) if isinstance(path, str) else ""
+    # said once: the server's answer reads the notebook too where it can (newuser39 n3)
+    note = unsaid_note(parameters_file_note(path, parameters), definition.get("warnings")) if isinstance(path, str) else ""
     if note:
         say(f"Note: {note}")
 
@@ -353,7 +354,8 @@ def run_define(call: Callable[[Any], Any], tokens: Sequence[str], *, resolve: Ca
         if changed := changes_text(before, edited):
             say(f"Changed: {changed}.")
         _server_notes(edited, say)
-        _note_unknown_parameters(edited, cmd.parameters, say)
+        if cmd.parameters:  # the whole set it now holds, as the server reads it (said once: newuser39 n3)
+            _note_unknown_parameters(edited, edited.get("parameters") or cmd.parameters, say)
         return None
     if cmd.action in ("pause", "resume"):
         req = routes.pause_definition(target) if cmd.action == "pause" else routes.resume_definition(target)

@@ -28,7 +28,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -552,7 +552,7 @@ class DefinitionsService:
             compute_type=fields.get("compute_type"), overlap=fields.get("overlap", OverlapPolicy.SKIP_WAITING))
         spec = self._check_runs(caller, definition, what="create definition")
         definition = replace(definition, team=spec.team)
-        self._refuse_unusable(caller, definition, spec)
+        notes = self._refuse_unusable(caller, definition, spec)
         limit = self.settings.limit_per_user
         if limit > 0:  # a bound, not an exact count: two creates at the same instant may both pass
             with self.ctx.store.transaction(write=False) as tx:
@@ -568,12 +568,16 @@ class DefinitionsService:
             tx.add_event(actor=caller.user, action="definition_created", job_id=None, user=caller.user,
                          message=f"definition {stored.name!r} created ({stored.schedule or 'no schedule'}, "
                                  f"{stored.timezone})", details={"definition_id": stored.id})
-        return self._noted(self._changed(stored), spec)
+        return self._noted(self._changed(stored), spec, notes)
 
-    def _refuse_unusable(self, caller: Caller, d: JobDefinition, spec: JobSpec) -> None:
+    def _refuse_unusable(self, caller: Caller, d: JobDefinition, spec: JobSpec) -> builtins.list[str]:
         """A definition whose runs could only fail, or which its owner could not name, is refused
         when saved (new user 5 #6: a mistyped notebook was 201 and found out at the first firing;
         a second "d1" made ``d1`` ambiguous for the CLI):
+
+        Returns:
+            The notes on its notebook as read (:meth:`JobsService.refuse_missing_paths`: a parameter its
+            parameters cell does not set, newuser39 n3), for the answer's ``warnings``.
 
         Raises:
             ValidationError: its notebook, script or working_dir does not exist where its runs
@@ -582,13 +586,14 @@ class DefinitionsService:
         """
         from ..store.definitions import list_definitions
 
-        self._runs.jobs.refuse_missing_paths(spec, carried=False)  # no notebook_json here (new user 12, N8)
+        notes = self._runs.jobs.refuse_missing_paths(spec, carried=False)  # no notebook_json here (new user 12, N8)
         with self.ctx.store.transaction(write=False) as tx:
             same = [o for o in list_definitions(tx, user=d.user, name=d.name, limit=2) if o.id != d.id]
         if same:
             whose = "you keep" if caller.user == d.user else f"{d.user} keeps"
             raise ConflictError(f"{whose} a definition named {d.name[:100]!r} already ({same[0].id})", field="name",
                                 hint=f"choose another name, or change that one: PATCH definitions/{same[0].id}")
+        return notes
 
     def _check_runs(self, caller: Caller, d: JobDefinition, *, what: str) -> JobSpec:
         """A run of ``d`` must be submittable by its owner now; the spec it would get (its team
@@ -629,13 +634,15 @@ class DefinitionsService:
             new = replace(current, **changes, updated_at=now,
                           cursor=max(now, current.cursor or now) if restart else current.cursor)
             spec: JobSpec | None = None
+            notes: builtins.list[str] = []
             if not _only_a_pause(fields):
                 # a pause changes nothing a run does: it never runs the owner's admission, so an admin
                 # (or offboarding) pauses a removed owner's definition (red team 17, R5)
                 spec = self._check_runs(caller, replace(new, team=""), what="edit definition")
                 new = replace(new, team=spec.team)
-                if {"name", "notebook", "script", "job"} & set(fields):  # what is kept unchanged was checked before
-                    self._refuse_unusable(caller, new, spec)
+                # what is kept unchanged was checked before; new parameters are read against the notebook (newuser39 n3)
+                if {"name", "notebook", "script", "job", "parameters"} & set(fields):
+                    notes = self._refuse_unusable(caller, new, spec)
             # the fields whose value changed: a new schedule alone was audited "schedule, timezone" because
             # the schedule is checked in its (unchanged) time zone (new user 6, F7 remainder)
             changed = [k for k in sorted(fields) if getattr(new, k, None) != getattr(current, k, None)]
@@ -650,7 +657,7 @@ class DefinitionsService:
                                  details={"definition_id": current.id, "fields": changed})
             except ConflictError:
                 continue  # the firing loop moved its cursor meanwhile: re-read and apply again
-            return self._noted(self._changed(stored), spec if "job" in fields else None)
+            return self._noted(self._changed(stored), spec if "job" in fields else None, notes)
         raise ConflictError(f"definition {definition_id} kept changing; not updated", field="definition_id",
                             hint="retry")
 
@@ -751,20 +758,25 @@ class DefinitionsService:
         self._runs.submitted([job])
         return self._run(caller, run, d.timezone)
 
-    def _noted(self, answer: Definition, spec: JobSpec | None) -> Definition:
+    def _noted(self, answer: Definition, spec: JobSpec | None, notes: Sequence[str] = ()) -> Definition:
         """``answer`` with the notes each run of ``spec`` is given at submit — a preemptible class's
         (:func:`~..wording.preemption.preemptible_note`: its runs are jobs; verify21 V9, after new
-        user 21 N5: ``definitions create --priority low`` said nothing) — or unchanged (None: the
-        edit left the run's request as it was)."""
+        user 21 N5: ``definitions create --priority low`` said nothing) — and ``notes`` (its notebook's
+        parameters, as read at the save: newuser39 n3), or unchanged when there is nothing to say (spec
+        None: the edit left the run's request as it was)."""
         from ..scheduling.profile import SchedulingProfile
         from ..wording.preemption import preemptible_note
 
-        if spec is None or not spec.resources.total_milli:  # no GPUs: never a victim (preemption frees GPUs)
-            return answer
-        profile = getattr(self.ctx.engine, "profile", None) or SchedulingProfile()
-        note = preemptible_note(spec.priority.value, preemption=bool(profile.preemption),
-                                preemptible_classes=profile.preemptible_classes, min_runtime_s=profile.min_runtime_s)
-        return Definition.model_validate({**answer.to_wire(), "warnings": [note]}) if note else answer
+        said: builtins.list[str | None] = [*notes]
+        if spec is not None and spec.resources.total_milli:  # no GPUs: never a victim (preemption frees GPUs)
+            profile = getattr(self.ctx.engine, "profile", None) or SchedulingProfile()
+            said.insert(0, preemptible_note(spec.priority.value, preemption=bool(profile.preemption),
+                                            preemptible_classes=profile.preemptible_classes,
+                                            min_runtime_s=profile.min_runtime_s))
+        told = [note for note in said if note]
+        wire = answer.to_wire()
+        # after the read model's own (a GPU model none has now): one list
+        return Definition.model_validate({**wire, "warnings": [*(wire.get("warnings") or ()), *told]}) if told else answer
 
     def _changed(self, d: JobDefinition) -> Definition:
         self._written = True  # the engine's next firing pass reads it (:meth:`on_leader_tick`)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar, cast
 
 from .. import untrusted_json
 from ..admission import Caller
+from ..definitions.parameters import parameters_text_note
 from ..engine.lease_horizon import lease_idle_release
 from ..errors import BusyError, ConflictError, NotFoundError, SchedError, UnschedulableError, ValidationError
 from ..errors import shown as quoted
@@ -664,7 +665,7 @@ class JobsService:
         """
         warnings: builtins.list[str] = []
         job = self.prepare(caller, request, kind=kind, what=what, warnings=warnings, quotas=quotas)
-        self.refuse_missing_paths(job.spec)
+        warnings.extend(self.refuse_missing_paths(job.spec))
         self.refuse_privileged_port(job.spec)
         self.refuse_own_port(job.spec)
         self.refuse_memory_over_host(job.spec, request.body(), self.ctx.inventory())
@@ -902,13 +903,19 @@ class JobsService:
             if (refused := unrunnable(field, path)) is not None:
                 raise ValidationError(refused[0], field=field, hint=refused[1])
 
-    def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> None:
+    def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> builtins.list[str]:
         """A script, notebook, working_dir or command program that does not exist where the job would
         start is refused now, not found out when it starts (issue 20) — where the local executor runs
         the job: as this service's account, or on a hub as the owner (:meth:`LocalExecutor.missing_path`).
         ``carried``: the route takes the file's text instead (``source``, ``notebook_json``: POST
         jobs), so the hint offers it; a definition keeps only the path (new user 12, N8: its hint
         said "send its text as notebook_json", which definitions refuse as an unknown field).
+
+        Returns:
+            The notes for the answer's ``warnings`` on the notebook read: a parameter its parameters cell
+            does not set (``did you mean 'region'?``) or a value of another type, in the CLI's words
+            (:func:`~..definitions.parameters.parameters_text_note`; newuser39 n3: submit, Check fit and a
+            definition's save in the panel said nothing of ``regoin=eu``).
 
         Raises:
             ValidationError: naming the field and the path.
@@ -925,6 +932,7 @@ class JobsService:
         self.refuse_unrunnable_files(spec)
         missing = executor.missing_path(spec) if isinstance(executor, LocalExecutor) else None
         if missing is None:
+            notes: builtins.list[str] = []
             if isinstance(executor, LocalExecutor):  # there: does it hold what can run? (new user 14, N23)
                 for field, path, head in executor.named_file_heads(spec, CHECKED_BYTES):
                     if field == "command":  # its #! line ends in \r: exec finds no '/bin/bash\r' (newuser28 N1)
@@ -942,9 +950,12 @@ class JobsService:
                         raise ValidationError(message, field=field, hint=hint)
                     if field == "notebook" and len(head) <= CHECKED_BYTES:
                         self._refuse_missing_kernel(spec, head, field, path)
+                        notes.append(parameters_text_note(head, spec.parameters, path))
                 if spec.notebook_json is not None:  # carried: its text is here (the panel's Submit, the magics)
                     self._refuse_missing_kernel(spec, spec.notebook_json, "notebook_json", spec.notebook or "notebook")
-            return
+            if spec.notebook_json is not None:
+                notes.append(parameters_text_note(spec.notebook_json, spec.parameters, spec.notebook or "notebook"))
+            return [note for note in notes if note]
         field, path, problem = missing
         notebook = spec.notebook if spec.notebook_json is None else None
         if field == "working_dir" and notebook and spec.working_dir == (notebook.rsplit("/", 1)[0] or "/"):
@@ -1174,7 +1185,7 @@ class JobsService:
         notes: builtins.list[str] = []
         spec = self._spec_on(inv, caller, request, None, notes)
         if not asks_only:  # the check Submit makes: "would start now" for a missing script (new user 5)
-            self.refuse_missing_paths(spec)
+            notes.extend(self.refuse_missing_paths(spec))
         self.refuse_privileged_port(spec)
         self.refuse_own_port(spec)
         try:

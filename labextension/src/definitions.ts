@@ -22,16 +22,20 @@ import { Widget } from '@lumino/widgets';
 
 import { SchedApiError, type Schemas } from './client';
 import {
-  clocksSaidBy, compactDuration, formMessage, reasonSentence, serverText, setZoneLabels, shownText, YEAR_SHOWN_AFTER_DAYS, zoneLabelsKnown, zoneText
+  clocksSaidBy, compactDuration, formMessage, NULL_TRANS, reasonSentence, serverText, setZoneLabels, shownText, YEAR_SHOWN_AFTER_DAYS, zoneLabelsKnown,
+  zoneText
 } from './format';
 import { h, replaceKeepingFocus } from './dom';
-import { contentsFiles, executedCopyPath, executedDownloadUrl, type INotebookFiles, openExecutedNotebook } from './executed';
+import { contentsFiles, executedCopyPath, executedDownloadUrl, hasExecutedNotebook, type INotebookFiles, openExecutedNotebook } from './executed';
 import { ISchedModel, ISchedSections } from './tokens';
 import { parseParameterWords } from './parameters';
-import { exactDuration, offeredPriorities, offeredTeams } from './sections/submit';
+import { exactDuration, offeredPriorities, offeredTeams, requestNotes } from './sections/submit';
 import type { Me, PendingReason } from './types';
 
 type Definition = Schemas['Definition'];
+
+/** Where a running run's "Open notebook" will be: its executed notebook is written as the run ends. */
+export const EXECUTED_LATER = 'running — its notebook opens here when it ends';
 type DefinitionRun = Schemas['DefinitionRun'];
 
 export const DEFINITIONS_COMMAND = 'jupyter-sched:definitions';
@@ -693,7 +697,9 @@ export class DefinitionsView extends Widget {
         const saved = this.editing
           ? await this.model.client.request('updateDefinition', { path: { definition_id: this.editing.id }, body: body as Schemas['UpdateDefinitionRequest'] })
           : await this.model.client.request('createDefinition', { body: body as Schemas['CreateDefinitionRequest'] });
-        this.notice = `Saved "${saved.name}": ${saved.schedule_description || 'no schedule'}`;
+        // with the server's notes on its runs, as Submit says them (newuser39 n3: a parameter its notebook's
+        // parameters cell does not set — `regoin=eu`, did you mean 'region'? — was saved without a word)
+        this.notice = `Saved "${saved.name}": ${saved.schedule_description || 'no schedule'}` + requestNotes(saved.warnings, NULL_TRANS);
         formError.textContent = '';
         this.edit(null);
         preview.textContent = '';
@@ -875,7 +881,9 @@ export class DefinitionsView extends Widget {
 
   private renderRun(run: DefinitionRun, d: Definition): HTMLElement {
     const state = run.job?.state ?? 'removed';
-    const notebookRun = !!d.notebook && !!run.job && ['running', 'succeeded', 'failed', 'cancelled', 'lost'].includes(state);
+    // the executed notebook exists once the run has ended (the runner writes it then): a running run's button
+    // answered "not found" (s39 nbopen's left-over) — it says when it opens instead
+    const executed = !!d.notebook && hasExecutedNotebook(run.job);
     const download = executedDownloadUrl(run.job_id);
     return h(
       'li',
@@ -886,14 +894,16 @@ export class DefinitionsView extends Widget {
       h('span', { class: 'jp-sched-run-reason' }, runReason(run, d.timezone)),
       run.catch_up ? h('span', { class: 'jp-sched-run-catchup' }, catchUpText(run, d.timezone)) : null,
       Object.keys(run.parameters ?? {}).length ? h('code', { class: 'jp-sched-run-params' }, JSON.stringify(run.parameters)) : null,
-      notebookRun
+      executed
         ? h(
             'span',
             { class: 'jp-sched-run-actions' },
             h('button', { class: 'jp-sched-button jp-sched-run-open', 'data-key': `open-${run.job_id}`, onclick: () => void this.openRun(run) }, 'Open notebook'),
             h('a', { class: 'jp-sched-run-download', href: download, download: '' }, 'Download')
           )
-        : null
+        : d.notebook && state === 'running'
+          ? h('span', { class: 'jp-sched-run-actions jp-sched-run-opens-later' }, EXECUTED_LATER)
+          : null
     );
   }
 

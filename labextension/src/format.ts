@@ -1473,7 +1473,9 @@ const FLAG_LABELS: Record<string, string> = {
  * - any other `--model` / `--team` / … → the field's label;
  * - the REST note on a field's other spelling (`; gpu_models is another name for model`,
  *   `; time_limit_s is time_limit in seconds`, …) is dropped, and `gpu_models` (the form sends that
- *   spelling, so the server's words name it) reads `model` again.
+ *   spelling, so the server's words name it) reads `model` again;
+ * - a notebook parameter as the CLI quotes it (`-p 'days="…"'`) is `days="…" in Parameters` (newuser39 n3: the
+ *   server's parameters note is said in Check fit, Submit and Scheduled notebooks too).
  */
 export function formWords(text: string, trans: TranslationBundle = NULL_TRANS): string {
   const label = (flag: string) => trans.__(FLAG_LABELS[flag]);
@@ -1488,5 +1490,7 @@ export function formWords(text: string, trans: TranslationBundle = NULL_TRANS): 
     .replace(new RegExp(`\\bsubmit with (?=(?:${flags}) )`, 'g'), 'choose ')
     // a quoted option is words as typed (`'--gpus 2' in the arguments goes to train.py`: newuser32 N2), not the field
     .replace(new RegExp(`(?<![\\w'-])(${flags})(?![\\w-])`, 'g'), (_, flag: string) => label(flag))
-    .replace(/\bgpu_models\b/g, 'model');
+    .replace(/\bgpu_models\b/g, 'model')
+    // a notebook parameter's CLI spelling (`quote it as a JSON string: -p 'days="…"'`) is the form's Parameters field
+    .replace(/(?<![\w-])-p '([^'\s]+)'/g, (_, word: string) => `${word} in ${trans.__('Parameters')}`);
 }

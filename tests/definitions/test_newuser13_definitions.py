@@ -107,7 +107,7 @@ def test_newuser13_n20_definitions_from_the_terminal_and_the_magics_say_the_same
     assert code == EXIT_OK, err
     note = ("days is 7 (int) in daily_report.ipynb's parameters cell; the value given, 'notanumber', is a str, and "
             "the notebook gets it as it is.")
-    assert err == f"note: {note}\n", err
+    assert err == f"jupyter-sched definitions create: note: {note}\n", err  # the server's note, said once (newuser39 n3)
     code, out, err = server.cli("definitions", "run", "d4", "-p", "days=abc")
     assert code == EXIT_OK and "the value given, 'abc', is a str" in err, err
     d4 = json.loads(server.cli("--json", "definitions")[1])
