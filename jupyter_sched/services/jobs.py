@@ -1373,10 +1373,12 @@ class JobsService:
         (session 19: "or reclaimed when idle" whatever the policy)."""
         if job.is_lease and job.state.holds_gpus:
             stops = self.ctx.engine.stops  # a kernel still on its GPU then: shut down or held (s20, NVML only)
+            policies = self.ctx.engine.idle_policies
             # its keepalive while it lasts (newuser39 n11), from the store: the same on every server (s40-views)
-            row["idle_release"] = lease_idle_release(job, self.ctx.engine.idle_policies, kernel_action=(
-                stops.idle_kernels.action if stops.gpu_processes is not None else None),
-                keepalive_until=self.keepalives.until(job, self.ctx.clock.now()))
+            kept = None if policies is None else self.keepalives.until(
+                job, self.ctx.clock.now(), max(p.keepalive_max_s for p in policies.all()))
+            row["idle_release"] = lease_idle_release(job, policies, kernel_action=(
+                stops.idle_kernels.action if stops.gpu_processes is not None else None), keepalive_until=kept)
 
     def _name_preemptors(self, rows: Iterable[dict[str, Any]]) -> None:
         """``preempted_by_name`` on work that was preempted, so the renderer says "start 2, after
