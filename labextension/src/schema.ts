@@ -1223,7 +1223,7 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
-            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8) */
+            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8); create and edit: a parameter its notebook's parameters cell does not set, e.g. "parameter 'regoin' is not in r.ipynb's parameters cell (region, days) — did you mean 'region'? …", or a value of another type (newuser39 n3) */
             warnings?: string[] | null;
         };
         /** @description One definition with its newest runs and its next firings. */
@@ -1278,7 +1278,7 @@ export interface components {
             version: number;
             /** @description in lists only: the newest run */
             last_run?: components["schemas"]["DefinitionRun"] | null;
-            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8) */
+            /** @description create and edit: what each run will be told at submit, e.g. that priority low may be preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8); create and edit: a parameter its notebook's parameters cell does not set, e.g. "parameter 'regoin' is not in r.ipynb's parameters cell (region, days) — did you mean 'region'? …", or a value of another type (newuser39 n3) */
             warnings?: string[] | null;
             runs: components["schemas"]["DefinitionRun"][];
             /** @description the next firings (UTC), at most five */
@@ -1959,7 +1959,7 @@ export interface components {
              *     ]
              */
             changed?: string[] | null;
-            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), that cpu/memory are not reserved here, or that a notebook's parameters cell does not set a parameter given ("… did you mean 'region'?", newuser39 n3) */
             warnings?: string[] | null;
         } & {
             [key: string]: unknown;
@@ -2157,7 +2157,7 @@ export interface components {
              *     ]
              */
             changed?: string[] | null;
-            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), that cpu/memory are not reserved here, or that a notebook's parameters cell does not set a parameter given ("… did you mean 'region'?", newuser39 n3) */
             warnings?: string[] | null;
             keepalive_until?: string | null;
             /** @description set when nothing was extended because the lease's owner is no longer a member of the team it is charged to: the lease is outside that team's guarantee and not renewed; the sentence says so and how to ask again under a team the owner is in now (keepalive_until then stays what it was) */
@@ -2659,7 +2659,7 @@ export interface components {
              *     ]
              */
             changed?: string[] | null;
-            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here */
+            /** @description submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job can only start when nothing is reserved' (case 033), that cpu/memory are not reserved here, or that a notebook's parameters cell does not set a parameter given ("… did you mean 'region'?", newuser39 n3) */
             warnings?: string[] | null;
             /** @description 1-based place among the jobs waiting to start, in the order the queue will have when GPUs next free (#1 starts first); null for work holding GPUs, a held job (it waits for a person: released, it takes its place again) and a job above a quota ceiling */
             position?: number | null;

@@ -224,7 +224,9 @@ class Definition(_Answer):
     warnings: list[str] | None = Field(default=None, description=(
         "create and edit: what each run will be told at submit, e.g. that priority low may be "
         "preempted at any moment (verify21 V9); get and list: that it asks only for a GPU model no GPU "
-        "has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8)"))
+        "has now, e.g. 'L40S: no such GPU model here now — edit --model' (hubadmin26 B8); create and edit: a "
+        "parameter its notebook's parameters cell does not set, e.g. \"parameter 'regoin' is not in r.ipynb's "
+        "parameters cell (region, days) — did you mean 'region'? …\", or a value of another type (newuser39 n3)"))
 
 
 class DefinitionDetail(Definition):

@@ -855,7 +855,8 @@ class Job(CodecView):
         "'priority low → normal', 'put first in its class'), or what was already so"))
     warnings: list[str] | None = Field(default=None, description=(
         "submit answers only: what to know about the accepted request, e.g. 'time limit 0 = unlimited; this job "
-        "can only start when nothing is reserved' (case 033), or that cpu/memory are not reserved here"))
+        "can only start when nothing is reserved' (case 033), that cpu/memory are not reserved here, or that a "
+        "notebook's parameters cell does not set a parameter given (\"… did you mean 'region'?\", newuser39 n3)"))
 
     @model_validator(mode="before")
     @classmethod
