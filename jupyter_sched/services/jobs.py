@@ -71,6 +71,7 @@ from ..userfiles import (
 from ..wording.files import panel_program_fix, path_fixes, path_refusal
 from ..wording.flags import JobGot, argument_option_notes, bare_seconds_note
 from ..wording.jobs import (
+    SERVER_CAUSES,
     not_kept_text,
     public_serving,
     run_file_hint,
@@ -1691,6 +1692,10 @@ class JobsService:
         if cause.why is not None and seen.kind != "lease":
             raise ValidationError(f"why applies to leases only ({job_id[:80]} is a {seen.kind} job)", field="why",
                                   hint="leave why out to cancel a job")
+        if cause.why in SERVER_CAUSES and seen.user != caller.user:  # another's server cannot release it (red40 R4)
+            raise ValidationError(f"why={cause.why} is said by the lease owner's own Jupyter server "
+                                  f"({seen.user}'s), not by {caller.user}", field="why",
+                                  hint="leave why out to release another user's lease")
         if cause.timeout_s is not None and cause.why != "timeout":
             raise ValidationError("timeout_s goes with why=timeout only", field="timeout_s",
                                   hint="add why=timeout, or leave timeout_s out")

@@ -1214,7 +1214,9 @@ LEASE_END_CAUSES = {
     "server_stop": "the Jupyter server running its kernel was stopped",
 }
 SERVER_CAUSES = frozenset({"kernel_shutdown", "kernel_restart", "server_stop"})
-"""Causes a Jupyter server gives for leases it releases itself: said as ``released by the server``."""
+"""Causes a hub user's Jupyter server gives for leases it releases itself (``DELETE leases/{id}?why=``): said as
+``released by alice's Jupyter server`` — the owner's server, whose token the owner's own code holds too, so never as
+``the server`` (red40 R4: a user's hand release read as the service's). Only the lease's owner may give one."""
 """Why a client ends a lease (``DELETE leases/{id}?why=``: the request model's closed set) → the
 clause its record adds; ``release`` (the owner gave it back) needs none."""
 
@@ -1242,8 +1244,8 @@ def lease_end_message(*, granted: bool, actor: str, why: str = "", cause: str | 
             return f"request withdrawn: no GPUs granted within {within}; nothing was held"
         why = why or f"granted only after {within} had passed"
     why = why or LEASE_END_CAUSES.get(cause or "", "")
-    if cause in SERVER_CAUSES:
-        actor = "the server"
+    if cause in SERVER_CAUSES:  # the owner's own server says it with the owner's token, which the owner's code holds
+        actor = f"{actor}'s Jupyter server"  # too: named as theirs, never as this service (red40 R4)
     if granted:
         return f"{_RELEASED_BY}{actor}" + (f": {why}" if why else "")
     return f"request withdrawn by {actor} before any GPU was granted" + (f": {why}" if why else "")

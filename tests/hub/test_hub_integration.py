@@ -199,7 +199,8 @@ def _quotas_apply_and_stopped_servers_release(hub: Hub, a: str, tokens: dict[str
     released = carol.job(lease["id"])
     assert released["state"] == "cancelled", released
     # new user 5 #16: it read "released by alice", as if she had run %gpu release
-    assert released["message"] == "released by the server: the Jupyter server running its kernel was stopped", released
+    assert released["message"] == f"released by {a}'s Jupyter server: the Jupyter server running its kernel was stopped", \
+        released  # named as alice's server, never as this service (red40 R4)
     assert [e["actor"] for e in carol.audit() if e.get("job_id") == lease["id"] and e["action"] == "cancel"] \
         == [a]
 

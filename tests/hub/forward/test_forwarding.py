@@ -225,8 +225,9 @@ async def test_a_kernel_shutdown_releases_its_lease_on_the_central_service(
     await wait_on_central(central, lease["id"], "running")
     await jp_fetch("api", "kernels", kernel_id, method="DELETE")
     ended = await wait_on_central(central, lease["id"], "cancelled")
-    # said as the personal server says it, not "released by <owner>" like a %gpu release (new user 5 #16)
-    assert ended["message"] == "released by the server: its kernel was shut down", ended["message"]
+    # said as the personal server says it, not "released by <owner>" like a %gpu release (new user 5 #16), and as
+    # the owner's server, not "the server" (red40 R4: the owner's own token says it)
+    assert ended["message"] == "released by root's Jupyter server: its kernel was shut down", ended["message"]
 
 
 async def test_newuser5_finding_16_leases_released_when_the_server_stops_say_the_server_stopped(
@@ -240,7 +241,8 @@ async def test_newuser5_finding_16_leases_released_when_the_server_stops_say_the
     await sched_app.stop_extension()
     ended = central_get(central, f"jobs/{lease['id']}")
     assert ended["state"] == "cancelled"
-    assert ended["message"] == "released by the server: the Jupyter server running its kernel was stopped", ended
+    assert ended["message"] == "released by root's Jupyter server: the Jupyter server running its kernel was stopped", \
+        ended
 
 
 # ---- what is never forwarded -------------------------------------------------------------------
