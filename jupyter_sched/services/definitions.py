@@ -582,11 +582,15 @@ class DefinitionsService:
         Raises:
             ValidationError: its notebook, script or working_dir does not exist where its runs
                 would start (embedded servers, as ``POST jobs``).
+            UnschedulableError: ``cpu`` or ``memory`` above this host's, where local runs run (as ``POST jobs``).
             ConflictError: the owner keeps another definition of that name (field ``name``).
         """
         from ..store.definitions import list_definitions
 
         notes = self._runs.jobs.refuse_missing_paths(spec, carried=False)  # no notebook_json here (new user 12, N8)
+        # cpu or memory above this host, where its runs would run: refused when saved, as a submit is, not at each
+        # firing (session 40: {"cpu": 99} / {"memory": "64TiB"} were 201, and every run refused)
+        self._runs.jobs.refuse_memory_over_host(spec, d.job, self.ctx.inventory())
         with self.ctx.store.transaction(write=False) as tx:
             same = [o for o in list_definitions(tx, user=d.user, name=d.name, limit=2) if o.id != d.id]
         if same:

@@ -178,3 +178,26 @@ def test_newuser39_n10_doctor_says_an_inventory_file_bigger_than_this_host(tmp_p
     code, out, check = scan()
     assert code == doctor.EXIT_OK and check["status"] == "ok", (out, check)
     assert not [ln for ln in out.splitlines() if ln.startswith("inventory: ")], out
+
+
+def test_s40_hostwords_a_definition_asking_above_this_host_is_refused_when_saved(server: EmbeddedServer,
+                                                                                  tmp_path: Path) -> None:
+    """A scheduled notebook's cpu or memory above this host was saved (201) and every firing refused; now the create
+    and the edit answer as ``POST jobs`` does (422 unschedulable, naming the field), and nothing is saved."""
+    script = tmp_path / "t.py"
+    script.write_text("print(1)\n")
+    base = {"script": str(script), "schedule": "0 3 * * *", "gpus": 2}
+    for extra, field in (({"cpu": CORES + 1}, "cpu"), ({"memory": "64TiB"}, "memory")):
+        made = _api(server).post("definitions", json={**base, "name": f"s40-over-{field}", **extra})
+        assert made.status_code == 422, made.text
+        error = made.json()["error"]
+        assert error["code"] == "unschedulable" and error["field"] == field, error
+        assert "is more than this host's" in error["message"], error
+    names = [d["name"] for d in _api(server).get("definitions").json()]
+    assert not [n for n in names if n.startswith("s40-over-")], names
+    kept = _api(server).post("definitions", json={**base, "name": "s40-within", "cpu": 1})
+    assert kept.status_code == 201, kept.text
+    edit = _api(server).patch(f"definitions/{kept.json()['id']}", json={"cpu": CORES + 1})
+    assert edit.status_code == 422 and edit.json()["error"]["field"] == "cpu", edit.text
+    assert _api(server).get(f"definitions/{kept.json()['id']}").json()["job"]["cpu"] == 1
+    _api(server).delete(f"definitions/{kept.json()['id']}")
