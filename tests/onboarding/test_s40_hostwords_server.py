@@ -44,10 +44,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
     try:
         yield srv
     finally:
-        for job in _api(srv, OWNER_TOKEN).get("jobs", params={"all": "true"}).json():
-            if job["state"] in ("pending", "admitted", "running"):
-                _api(srv, OWNER_TOKEN).delete(f"jobs/{job['id']}")
-        srv.kill()
+        try:  # jobs outlive a killed server by design: stop this module's first
+            for job in _api(srv, OWNER_TOKEN).get("jobs", params={"all": "true"}).json():
+                if job["state"] in ("pending", "admitted", "running"):
+                    _api(srv, OWNER_TOKEN).delete(f"jobs/{job['id']}")
+        finally:
+            srv.kill()
 
 
 def _api(server: EmbeddedServer, token: str = "tok-ann") -> httpx.Client:
