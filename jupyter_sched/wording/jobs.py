@@ -1022,7 +1022,7 @@ def _lease_hold(lease: Mapping[str, Any], cancel: str, now: datetime | None = No
     busy = busy_bound_words(lease.get("idle_release"))  # red39 R8: how long "busy" keeps idle GPUs
     busy = f" ({busy})" if busy else ""
     idle = f" or reclaimed {when}{busy}" if when else busy
-    if when and (kept := kept_alive_until(lease.get("idle_release"))) is not None:  # newuser39 n11
+    if when and (kept := kept_alive_until(lease.get("idle_release"), now)) is not None:  # newuser39 n11
         idle = (f" or reclaimed {when}{busy}, not before {clock_text(kept, now)}: kept while idle until then "
                 "(its keepalive)")
     kernel = _IDLE_KERNEL.get(str((lease.get("idle_release") or {}).get("kernel")), "") if when else ""
@@ -1032,7 +1032,7 @@ def _lease_hold(lease: Mapping[str, Any], cancel: str, now: datetime | None = No
 def keepalive_line(lease: Mapping[str, Any], now: datetime | None) -> str:
     """``kept while idle until 16:16 UTC (its keepalive); reclaimed after 30m idle, not before then`` for a
     lease its keepalive keeps now, else "" — what ``%gpu status`` adds under "This kernel: …" (newuser39 n11)."""
-    kept = kept_alive_until(lease.get("idle_release"))
+    kept = kept_alive_until(lease.get("idle_release"), now)
     when, _ = idle_release_words(lease.get("idle_release"))
     if kept is None or not when:
         return ""
@@ -1055,13 +1055,16 @@ def busy_bound_words(idle_release: Any) -> str:
     return f"kept while its kernel is busy, up to {format_duration(float(after))} with idle GPUs"
 
 
-def kept_alive_until(idle_release: Any) -> datetime | None:
+def kept_alive_until(idle_release: Any, now: datetime | None = None) -> datetime | None:
     """Until when a lease's keepalive keeps its GPUs while idle, from its wire ``idle_release``
-    (``keepalive_until``, set while it lasts), else None. Newuser39 n11: after ``%gpu keepalive`` every
-    line still said only "reclaimed after 30m idle", and nothing said until when it was kept."""
+    (``keepalive_until``, set while it lasts), else None — and None once that is not after ``now`` (an answer
+    read or kept since it ended: s40-views, "not before 16:16 UTC" of a keepalive over). Newuser39 n11: after
+    ``%gpu keepalive`` every line still said only "reclaimed after 30m idle", and nothing said until when it was
+    kept."""
     if not isinstance(idle_release, Mapping):
         return None
-    return wire_time(idle_release.get("keepalive_until"))
+    kept = wire_time(idle_release.get("keepalive_until"))
+    return None if kept is None or (now is not None and kept <= now) else kept
 
 
 _IDLE_KERNEL = {

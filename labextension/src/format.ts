@@ -351,7 +351,8 @@ export function endsLine(job: EndsOf, now: Date = new Date()): string {
   const kernelAction = (job.idle_release as { kernel?: unknown } | null | undefined)?.kernel;
   const kernel = when ? IDLE_KERNEL[String(kernelAction)] ?? '' : '';
   // its keepalive while it lasts (newuser39 n11; jupyter_sched.wording.jobs._lease_hold)
-  const kept = parseTime((job.idle_release as { keepalive_until?: string } | null | undefined)?.keepalive_until);
+  const until = parseTime((job.idle_release as { keepalive_until?: string } | null | undefined)?.keepalive_until);
+  const kept = until && until > now ? until : null; // over: a row read or kept since says nothing of it (s40-views)
   const bound = busyBoundWords(job.idle_release);  // red39 R8: how long "busy" keeps idle GPUs
   const busy = bound ? ` (${bound})` : '';
   const idle = !when ? busy : kept

@@ -9,8 +9,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { inItsZone, localTime } from '../src/definitions';
-import { setDisplayZone, setZoneLabels } from '../src/format';
-import { FakeSchedServer, json } from './fakeserver';
+import { endsLine, setDisplayZone, setZoneLabels } from '../src/format';
+import { FakeSchedServer, json, makeJob } from './fakeserver';
 import { mountedDefinitions } from './ui';
 
 const TOKYO = [{ offset_minutes: 540, label: 'JST' }];
@@ -61,5 +61,17 @@ describe('s40-views: a definition\'s clocks name its zone and keep their seconds
     } finally {
       close();
     }
+  });
+});
+
+describe('s40-views: a keepalive over says nothing', () => {
+  it('test_s40_views_a_keepalive_over_is_not_said', () => {
+    // a lease row read (or kept by the server, or by the panel) while its keepalive lasted, shown after it ended:
+    // failed before — "not before 06:16 UTC: kept while idle until then" of a time already past
+    const lease = makeJob({ id: 'l-1', kind: 'lease', state: 'running', name: 'cvlease', kernel_id: 'k', started_at: '2026-12-05T05:10:00Z',
+      idle_release: { action: 'release', after_s: 1800, keepalive_until: '2026-12-05T06:16:00Z' } });
+    expect(endsLine(lease, new Date('2026-12-05T06:00:00Z'))).toContain('not before 06:16 UTC: kept while idle until then');
+    expect(endsLine(lease, new Date('2026-12-05T06:16:01Z'))).toBe(
+      "a kernel's GPUs: held until released (%gpu release) or reclaimed after 30m idle, no time limit");
   });
 });

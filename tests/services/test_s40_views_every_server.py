@@ -165,3 +165,18 @@ def test_s40_views_a_second_server_says_what_waits_on_your_gpus(
 
     wait_until(started, "the waiting work to start", tick=a.tick)
     assert _me(b, "n40c").get("waiting_on_you") is None  # read again once the store's rows changed
+
+
+def test_s40_views_a_keepalive_over_is_not_said() -> None:
+    """A lease row read (or kept: the services keep a row per row version) while its keepalive lasted, said after it
+    ended: failed before — ``not before 16:16 UTC: kept while idle until then`` of a time already past."""
+    from jupyter_sched.wording.jobs import ends_by, keepalive_line
+
+    until = datetime(2026, 12, 7, 16, 16, tzinfo=timezone.utc)
+    lease = {"id": "l-1", "kind": "lease", "state": "running", "kernel_id": "k-1",
+             "idle_release": {"action": "release", "after_s": 1800, "keepalive_until": until.isoformat()}}
+    before, after = until.replace(minute=0), until.replace(second=1)
+    assert "not before 16:16 UTC: kept while idle until then" in ends_by(lease, before)
+    assert "not before" not in ends_by(lease, after) and "reclaimed after 30m idle" in ends_by(lease, after)
+    assert keepalive_line(lease, before).startswith("kept while idle until 16:16 UTC")
+    assert keepalive_line(lease, after) == ""
