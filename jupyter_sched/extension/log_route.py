@@ -59,6 +59,9 @@ def route_package_log(app_log: logging.Logger | logging.LoggerAdapter[logging.Lo
     if not target.handlers or target is logging.getLogger() or target.name == PACKAGE_LOGGER \
             or target.name.startswith(PACKAGE_LOGGER + "."):
         return
+    from .request_log import escape_log_controls
+
+    escape_log_controls(target)  # the app log's lines, as the server's: controls escaped, floods once a minute (red40 R2b)
     _ROUTE.target = target
     package = logging.getLogger(PACKAGE_LOGGER)
     if _ROUTE not in package.handlers:

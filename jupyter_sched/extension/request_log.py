@@ -108,6 +108,9 @@ _REPEATED: tuple[tuple[int, str, re.Pattern[str]], ...] = (
      re.compile(r"oauth state argument ")),  # jupyterhub's HubOAuthCallbackHandler quotes the caller's state (red40 R2)
     (logging.WARNING, "more errors written by jupyter_server's own handlers",
      re.compile(r"wrote error: ")),  # its APIHandler.write_error, once per refused api/status, api/me (red40 R2)
+    (logging.WARNING, "more job tokens refused that verify under no secret here",
+     re.compile(r"jupyter_sched: [A-Z]{1,10} \S+ refused: a job token that does not verify ")),  # once per claimed job
+    # before (services.job_tokens): a forger varying the job id it names wrote a line each (red40 R2b)
     (logging.ERROR, "more requests answered {0} that named nobody",
      re.compile(r"(5\d\d) [A-Z]+ \S+ " + _NO_USER)),  # Jupyter's access line of a 5xx, and its headers' block:
     (logging.ERROR, "more header blocks of 5xx answers", re.compile(r'\{\s+"Host": ')),
