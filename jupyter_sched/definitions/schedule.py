@@ -119,6 +119,12 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
     if fields not in (5, 6):
         raise ValidationError(f"a cron expression has 5 fields (or 6 with seconds first); got {fields}",
                               field=field, hint=f'{_FIVE_FIELDS}, e.g. "0 12 * * 1-5"; or 6: {_SIX_FIELDS}')
+    if fields == 6 and _YEAR.fullmatch(text.split()[5]):  # Quartz/AWS's year last, not our seconds first (red40 nit)
+        raise ValidationError(
+            f"cron takes 5 fields (minute hour day month weekday); got 6 — the last, {text.split()[5]!r}, reads as a "
+            "year, and a year field is not read (six fields put seconds first)", field=field,
+            hint=f"leave the year out: {' '.join(text.split()[:5])!r} (pause or delete the definition when it is "
+                 f"done); six fields here are {_SIX_FIELDS}")
     if (wide := _step_past_range(text)) is not None:
         raise ValidationError(f"invalid cron expression {text!r}: {wide}", field=field, hint=f"the fields are {order}")
     try:
@@ -140,10 +146,26 @@ def parse_schedule(expression: object, timezone_name: object = "UTC", *, min_int
         from cronsim.explain import Expression
 
         words = Expression(text.upper().split() if fields == 6 else ["0", *text.upper().split()])
-        description = _plain_steps(_either_day(words, words.explain()))
+        description = _ordinals(_plain_steps(_either_day(words, words.explain())))
     except Exception:  # explain() covers most but not all expressions; words are a nicety
         description = ""
     return CronSchedule(expression=text, timezone=timezone_name, description=description)
+
+
+_YEAR = re.compile(r"(19|2[0-9])[0-9]{2}([-/,][0-9]+)*")
+"""A last field that reads as a year (``2099``, ``2027-2030``): no weekday or second is above 7 or 59."""
+_NUMBERED = re.compile(r"\b([0-9]+)(?:st|nd|rd|th)\b")
+
+
+def _ordinals(description: str) -> str:
+    """cronsim's "the 31th day", "the 22th" as "the 31st", "the 22nd" (red40 nit); 11th-13th stay."""
+
+    def said(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        suffix = "th" if 11 <= number % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+        return f"{match.group(1)}{suffix}"
+
+    return _NUMBERED.sub(said, description)
 
 
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,

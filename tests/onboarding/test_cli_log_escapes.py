@@ -142,3 +142,27 @@ def test_newuser34_n2_a_failed_jobs_status_leads_with_its_error_line(server: Emb
     status = _cli(server, "tok-eve", "status", job["id"])
     assert status.returncode == 0 and "failed, exit code 1 · ended " in status.stdout.decode(), status
     assert status.stdout.decode().rstrip("\n").endswith(f" — {want}"), status
+
+
+def test_newuser40_c0_controls_in_a_log_are_shown_not_sent(server: EmbeddedServer) -> None:
+    """newuser40 (ok-with-a-but): a job printing NUL, ^A, ^B … (a binary line) had them pass raw to the reader's
+    terminal in ``logs`` and ``logs -f`` while ESC was stripped; every C0 control but newline and tab is shown as
+    ``^X`` in both, and ``--raw`` keeps the bytes."""
+    eve = httpx.Client(base_url=server.api, headers={"Authorization": "token tok-eve"}, timeout=30)
+    written = "head\n" + "".join(chr(c) for c in range(0x20) if c not in (0x0A, 0x0D, 0x1B)) + "|end\n"
+    script = f"import sys; sys.stdout.write({written!r}); sys.stdout.flush()"
+    job = eve.post("jobs", json={"gpus": 0, "command": [sys.executable, "-c", script]}).json()
+    deadline = time.monotonic() + 60
+    while eve.get(f"jobs/{job['id']}").json()["state"] != "succeeded":
+        assert time.monotonic() < deadline, eve.get(f"jobs/{job['id']}").text
+        time.sleep(0.2)
+    want = "head\n" + "".join("\t" if c == 0x09 else "^" + chr(c + 0x40)
+                              for c in range(0x20) if c not in (0x0A, 0x0D, 0x1B)) + "|end\n"
+    for argv in (("logs", job["id"]), ("logs", "-f", job["id"]), ("logs", "--tail", "1", job["id"])):
+        read = _cli(server, "tok-eve", *argv)
+        assert read.returncode == 0, read.stderr
+        out = read.stdout.decode()
+        assert not [c for c in out if ord(c) < 0x20 and c not in "\n\t"], (argv, out)
+        assert out == (want if argv[1] != "--tail" else want.split("\n", 1)[1]), (argv, out)
+    raw = _cli(server, "tok-eve", "logs", "--raw", job["id"])
+    assert raw.returncode == 0 and raw.stdout.decode() == written
