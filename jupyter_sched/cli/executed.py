@@ -53,8 +53,12 @@ def save_executed_notebook(client: Any, args: argparse.Namespace, io: Streams) -
         with open(target, "x", encoding="utf-8") as fh:
             fh.write(text)
     except FileExistsError:
-        print(f"{PROG} logs: -o: {target} already exists; not overwritten — remove it or name another file with "
-              "-o FILE [usage_error]", file=io.err)
+        if _holds(target, text):  # newuser40 n13: a second save of the same notebook is done, not a mistake
+            print(f"{job_id}'s executed notebook is already saved, the same, in {os.path.abspath(target)}", file=io.out)
+            return EXIT_OK
+        said = "-o: " if args.output is not None else ""  # the option the user typed, never one they did not
+        print(f"{PROG} logs: {said}{target} already exists and holds something else; not overwritten — remove it "
+              "or name another file with -o FILE [usage_error]", file=io.err)
         return EXIT_USAGE
     except OSError as exc:
         print(f"{PROG} logs: -o: cannot write {target}: {exc.strerror or exc} — name another file with -o FILE "
@@ -63,3 +67,14 @@ def save_executed_notebook(client: Any, args: argparse.Namespace, io: Streams) -
     print(f"{job_id}'s executed notebook saved to {os.path.abspath(target)} — open it in Jupyter (or the panel: "
           "My work → the job → Open notebook)", file=io.out)
     return EXIT_OK
+
+
+def _holds(path: str, text: str) -> bool:
+    """Whether the file at ``path`` is a regular file holding exactly ``text`` (read at most its length + 1)."""
+    try:
+        if not os.path.isfile(path):
+            return False
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(len(text) + 1) == text
+    except (OSError, UnicodeDecodeError):
+        return False

@@ -165,12 +165,14 @@ def _hold(caller: Caller, job: Job, held: bool, now: Any, audit: list[Any], line
     """Hold (``held``) or release ``job`` (module doc)."""
     if held:
         _pending_only(job, "held", "held")
-        if job.held is not None and (job.held.admin or not caller.admin):
-            lines.append(f"already held by {_by(job.held.by, caller)} since {_said(job.held.at)}")
-            return job
         # an admin's hold binds the owner; on the admin's own job it is the owner's hold (newuser27 n2: the one
         # user of a lab, owner and admin, read "an admin's hold: only an admin releases it" of their own job)
-        hold = Hold(by=caller.user, at=now, admin=caller.admin and caller.user != job.spec.user)
+        binding = caller.admin and caller.user != job.spec.user
+        if job.held is not None and (job.held.admin or not binding):  # only an admin's hold over an owner's is new
+            # (newuser40 n12: the lab's owner, an admin, re-held a held job and read "held" as if just done)
+            lines.append(f"already held by {_by(job.held.by, caller)} since {_said(job.held.at)}")
+            return job
+        hold = Hold(by=caller.user, at=now, admin=binding)
         new = replace(job, held=hold)
         reason = held_reason(new)
         new = replace(new, reason=reason, message=reason.message)

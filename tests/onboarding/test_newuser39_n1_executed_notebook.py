@@ -81,9 +81,14 @@ def test_newuser39_N1_a_failed_notebook_jobs_executed_notebook_is_fetched_by_its
     executed = json.loads(target.read_text(encoding="utf-8"))
     errors = [out for cell in executed["cells"] for out in cell.get("outputs", ()) if out["output_type"] == "error"]
     assert errors and errors[0]["ename"] == "ValueError" and "mars" in errors[0]["evalue"], executed["cells"]
-    again = cli(server, "tok-ann", tmp_path, "logs", job_id, "--notebook")
-    assert again.code == 2 and "already exists" in again.err and "-o FILE" in again.err, again
-    assert json.loads(target.read_text(encoding="utf-8")) == executed  # not overwritten
+    again = cli(server, "tok-ann", tmp_path, "logs", job_id, "--notebook")  # newuser40 n13: the same notebook
+    assert again.code == 0 and "already saved, the same" in again.out and str(target) in again.out, again
+    target.write_text("my own edits", encoding="utf-8")  # a file that differs is never overwritten
+    changed = cli(server, "tok-ann", tmp_path, "logs", job_id, "--notebook")
+    assert changed.code == 2 and "already exists and holds something else" in changed.err, changed
+    assert "-o FILE" in changed.err and "-o:" not in changed.err, changed  # no option the user did not type
+    assert target.read_text(encoding="utf-8") == "my own edits"  # not overwritten
+    target.write_text(json.dumps(executed), encoding="utf-8")
     printed = cli(server, "tok-ann", tmp_path, "logs", job_id, "--notebook", "-o", "-")
     assert printed.code == 0 and json.loads(printed.out)["cells"] == executed["cells"], printed
     named = cli(server, "tok-ann", tmp_path, "logs", job_id, "--notebook", "-o", "mine.ipynb")

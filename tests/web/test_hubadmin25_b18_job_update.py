@@ -71,6 +71,15 @@ async def test_hubadmin25_b18_hold_release_by_the_owner_and_an_admin_hold_only_a
     assert "only a pending job can be held" in running["error"]["message"], running
     assert running["error"]["hint"] == f"cancel it if it must stop (jupyter-sched cancel {jid})", running
 
+    # newuser40 n12: an admin re-holding their own held job read "held (…)" as if it had just been held
+    status, mine = await api("POST", "jobs", {**SLEEP_JOB, "gpus": 4, "name": "boss-own"}, token=BOSS_TOKEN)
+    assert status == 201, mine
+    status, first = await api("PATCH", f"jobs/{mine['id']}", {"held": True}, token=BOSS_TOKEN)
+    assert status == 200 and first["changed"] == [f"held (release with: jupyter-sched release {mine['id']})"], first
+    status, twice = await api("PATCH", f"jobs/{mine['id']}", {"held": True}, token=BOSS_TOKEN)
+    assert status == 200 and twice["changed"][0].startswith("already held by you since "), twice
+    await api("DELETE", f"jobs/{mine['id']}", token=BOSS_TOKEN)
+
     status, hidden = await api("PATCH", f"jobs/{jid}", {"time_limit": "1h"}, token=JUDY_TOKEN)
     assert status == 403, hidden  # another user's live job: as its DELETE (newuser29 n5: forbidden, as the words say)
     assert hidden["error"]["message"] == (f"{jid} is another user's job: you may hold, release or change only your own "
