@@ -30,6 +30,7 @@ from .host_share import (
     per_gpu_said,
     within_host_share,
 )
+from .host_share import host_share as host_share_of
 from .placer import Flavor
 from .state import FOREIGN_WHY, ClusterState
 
@@ -888,7 +889,7 @@ def _gang_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState, 
     details: dict[str, Any] = {"requested": need, "workers": request.workers, "fit_workers": fit, "free": free_total,
                                "per_node": dict(shown), "model": flavor.model, "gang": gang_words(request)}
     code = "Fragmented" if free_total >= need else "WaitingForCapacity"
-    split = ""
+    split = unblock = ""
     if host_share and fit < request.workers:  # the GPUs a worker may take are those whose part holds it (session 40)
         over = next(((w, n) for w in request.worker_requests() if w.cpu_millis or w.memory_mib
                      for n in sorted(per_node) if not within_host_share(state, n, w)), None)
@@ -896,10 +897,22 @@ def _gang_reason(request: ResourceRequest, flavor: Flavor, state: ClusterState, 
             w, n = over
             split = (f"; a worker asking for {host_said(w.cpu_millis, w.memory_mib)} with {gpus_phrase(w.gpus)} goes "
                      f"only where its GPUs' part of the node's host holds it: {per_gpu_said(state, n, w)}")
+            cpu, mem = host_share_of(state, n, w)
+            most = " and ".join(x for x in (
+                f"cpu {(cpu or 0) / 1000:g}" if w.cpu_millis and cpu is not None and w.cpu_millis > cpu else "",
+                f"memory {memory_said(mem or 0, typed=True)}" if w.memory_mib and mem is not None
+                and w.memory_mib > mem else "") if x)
+            ask = (f"ask for at most {most} per worker of {gpus_phrase(w.gpus)} (its part of "
+                   f"{state.nodes[n].name}), or for more GPUs per worker") if most else ""
             details["host_share"] = {"node": state.nodes[n].name, "gpus": len(state.node_gpus[n]),
-                                     "cpu_millis": state.nodes[n].cpu_millis, "memory_mib": state.nodes[n].memory_mib}
+                                     "cpu_millis": state.nodes[n].cpu_millis, "memory_mib": state.nodes[n].memory_mib,
+                                     "max_cpu_millis": cpu or 0, "max_memory_mib": mem or 0,
+                                     "setting": HOST_SHARE_SETTING, **({"ask": ask} if ask else {})}
+            unblock = f"{ask}; or it starts when GPUs free up on nodes whose part holds its workers (see ETA)" \
+                if ask else ""
     return FitReason(code, f"gang needs {gang_words(request)} {flavor.model} GPUs on separate placements; only "
-                           f"{fit} of its {request.workers} workers fit now ({listing or 'no GPU free'}){split}", details)
+                           f"{fit} of its {request.workers} workers fit now ({listing or 'no GPU free'}){split}", details,
+                     unblock)
 
 
 def _gpu(model: str) -> str:

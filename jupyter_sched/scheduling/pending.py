@@ -422,6 +422,8 @@ def _ahead_in_team(ctx: CycleContext, job: Job) -> list[str]:
 def _unblock(outcomes: list[FlavorOutcome]) -> str:
     for o in outcomes:
         if o.capacity_code == "Fragmented":
+            if o.capacity_unblock:  # a gang held off by a GPU node's host part (session 40)
+                return o.capacity_unblock
             return "waits until one node has enough free GPUs; fewer GPUs per worker (or more workers) would fit now"
         if o.capacity_code == "UnhealthyGpu":
             # Case 018: say what an admin can do (a withdrawn GPU does not come back on its own).

@@ -1238,7 +1238,8 @@ def _unblock(reason: Mapping[str, Any], *, mine: bool = False) -> str:
         if held:  # one user holds most GPUs and no quota applies: the ETA is not all there is to do
             return held
     part = details.get("host_share")
-    if code in CAPACITY_CODES and isinstance(part, Mapping) and isinstance(part.get("ask"), str) and part["ask"]:
+    if (code in CAPACITY_CODES or code == "Fragmented") and isinstance(part, Mapping) and isinstance(
+            part.get("ask"), str) and part["ask"]:
         # asking more CPU or memory than a GPU node's part: what to ask to start there now (session 40); when
         # it starts otherwise is the ETA's to say
         return _sentence(part["ask"][:1].upper() + part["ask"][1:])

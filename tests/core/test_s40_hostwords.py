@@ -19,10 +19,12 @@ import pytest
 from core_builders import make_job, make_node, snapshot
 
 from jupyter_sched.model import Job
+from jupyter_sched.model.codec import reason_to_dict
 from jupyter_sched.model.job import WorkerGroup
 from jupyter_sched.placement.placer import PlacementConfig
 from jupyter_sched.scheduling import SchedulingProfile, apply_result, run_cycle
 from jupyter_sched.scheduling.snapshot import CycleResult
+from jupyter_sched.wording.reasons import unblock_sentence
 
 
 def _g1() -> object:
@@ -131,6 +133,11 @@ def test_s40_hostwords_a_waiting_gang_counts_only_workers_whose_gpus_part_holds_
     assert pend.reason.details["fit_workers"] == 3, pend.reason
     assert "only 3 of its 4 workers fit now" in pend.reason.message, pend.reason.message
     assert "g1 gives 4 CPU cores per GPU it hands out" in pend.reason.message, pend.reason.message
+    assert pend.reason.unblock.startswith("ask for at most cpu 4 per worker of 1 GPU (its part of g1), or for more "
+                                          "GPUs per worker"), pend.reason.unblock
+    assert pend.reason.details["host_share"]["max_cpu_millis"] == 4000, pend.reason.details
+    said = unblock_sentence(reason_to_dict(pend.reason), mine=True)  # what REST, the CLI and the panel say
+    assert said == "Ask for at most cpu 4 per worker of 1 GPU (its part of g1), or for more GPUs per worker.", said
 
 
 def test_s40_hostwords_a_gang_pending_sentence_speaks_cores() -> None:
