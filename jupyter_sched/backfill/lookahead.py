@@ -65,6 +65,11 @@ class GpuPicks(Protocol):
         """The unit of ``units`` a one-worker job of ``count`` GPUs reserved from ``start`` is placed on at ``t``;
         None: unknown (the count's choice)."""
 
+    def place(self, units: Sequence[int], count: int, t: float, *, around: bool = False) -> int | None:
+        """The unit of ``units`` (each holds it at ``t``) the placer gives a one-worker job of ``count`` GPUs
+        starting at ``t``, ``around`` the GPUs kept for a reservation then; None: unknown (the count's choice: the
+        fullest, the first among equals)."""
+
     def take(self, job_id: str, unit: int, count: int, t: float, end: float, latest: float, *, around: bool) -> int:
         """``job_id``'s start at ``t`` holds ``count`` GPUs of ``unit`` to ``end`` (``latest`` at the most), off those kept
         at ``t`` when it goes ``around`` the reservation; returns how many kept GPUs it took (it ends by then)."""
@@ -168,6 +173,11 @@ def lookahead(proj: Projection, demands: Mapping[str, Demand], limits: Mapping[s
                     if where is not None:  # around the reservation: on the units it fits beside it
                         i, chosen = where
                         option = demand.options[i]
+                    if gpus is not None and not demand.share and len(demand.workers) == 1 and len(chosen) == 1:
+                        by = shadows.get(option.flavor)
+                        goes_around = where is not None and by is not None and t + limit > by
+                        chosen = _placed(latest if goes_around and latest is not None else trial, gpus, demand,
+                                         option, chosen, t, limit if goes_around else demand.duration, goes_around)
                     if budget is not None and (until := budget(job_id, t, t + demand.duration)) is not None:
                         demands[job_id] = replace(demand, after=until)  # type: ignore[index]
                         continue
@@ -306,6 +316,19 @@ def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tupl
     for unit, now in keep:
         if now > 0:
             units[unit].reserve(t, start, now)
+
+
+def _placed(proj: Projection, gpus: GpuPicks, demand: Demand, option: Option, chosen: list[tuple[int, int]],
+            t: float, duration: float, around: bool) -> list[tuple[int, int]]:
+    """The unit a one-worker job starting at ``t`` takes: of ``option``'s units where it fits then on ``proj`` (for
+    ``duration``), the placer's (``gpus.place``; the count's choice ``chosen`` where that is unknown). Of two nodes
+    with one GPU free each, the cycle gave a 1-GPU job the one that had it free before the cycle's own admission
+    left the other with one (s40-eta: the replay took the first by index and gave the other's GPU to a job the
+    cycle kept waiting)."""
+    (unit, n), = chosen
+    units = [u for u in option.units if proj.units[u].earliest(n, duration, t) == t]
+    placed = gpus.place(units, n, t, around=around)
+    return chosen if placed is None or placed == unit else [(placed, n)]
 
 
 def _picked(gpus: GpuPicks | None, unit: int, count: int, t: float, start: float, *,

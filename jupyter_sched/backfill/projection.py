@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..model import GPU_MILLI
 from ..model.frozen import fast_init
 from .timeline import Timeline
 
@@ -205,6 +206,9 @@ class Projection:
             A job its quota holds back now waits for *them* — its team's (or its user's) own work —
             not for the jobs whose ends free GPUs (hubadmin24 B5: an nlp job over nlp's quota was
             told "when ha24r's job … ends", a research job).
+        whole_lines: the team lines, on which a GPU only one team's shares occupy counts whole (red team 38 R3;
+            :mod:`..scheduling.share_charge`): a share that opens a GPU of its own is charged the whole GPU there,
+            one that joins a GPU its own group's shares hold (a team, or itself) nothing more (:meth:`line_cost`).
     """
 
     units: list[Timeline]
@@ -218,6 +222,7 @@ class Projection:
     shared: dict[int, list[SharedGpu]] = field(default_factory=dict)
     line_enders: list[list[tuple[float, str]]] = field(default_factory=list)
     line_reserved_ends: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
+    whole_lines: frozenset[int] = frozenset()
     # within one :meth:`place`: per unit, (start, index) of the shared GPU the search found for the demand's
     # share at that start, so its reservation takes that GPU without searching the unit's shared GPUs again
     # (the same answer: nothing changes between the two; ~2 % of a 100-node cycle, session 29). None outside
@@ -233,7 +238,17 @@ class Projection:
                           free_longest_first=self.free_longest_first,
                           shared={unit: [g.copy() for g in gs] for unit, gs in self.shared.items()},
                           line_enders=self.line_enders,
-                          line_reserved_ends={line: list(ends) for line, ends in self.line_reserved_ends.items()})
+                          line_reserved_ends={line: list(ends) for line, ends in self.line_reserved_ends.items()},
+                          whole_lines=self.whole_lines)
+
+    def line_cost(self, demand: Demand, line: int, opens: bool) -> int:
+        """Milli-GPUs ``demand`` is charged on quota ``line`` as admission charges it (:attr:`whole_lines`):
+        ``opens``: a share takes a GPU of its own (else it joins a shared one)."""
+        if not demand.share or line not in self.whole_lines:
+            return demand.milli
+        if opens:
+            return GPU_MILLI
+        return 0 if demand.group != "*" else demand.milli  # beside its own team's (its own) shares: counted whole
 
     def room_at(self, t: float) -> bool:
         """Whether anything may start at ``t``: a unit has a whole GPU free, or a shared GPU some
@@ -290,7 +305,10 @@ class Projection:
     def reserve(self, demand: Demand, start: float, option: Option, chosen: Sequence[tuple[int, int]]) -> Estimate:
         """Reserve ``demand`` from ``start`` on ``chosen`` units (and ``option``'s quota lines)."""
         end = start + demand.duration
-        short = [line for line in option.lines if self.lines[line].at(demand.after) < demand.milli]
+        whole = demand.share and self.whole_lines
+        opens = not whole or any(gpus for _, gpus in chosen)
+        short = [line for line in option.lines
+                 if self.lines[line].at(demand.after) < (self.line_cost(demand, line, opens) if whole else demand.milli)]
         for unit, gpus in chosen:
             if demand.share and not gpus:  # joins a shared GPU (:meth:`_fit`)
                 hint = self._slot_hints.get(unit) if self._slot_hints is not None else None
@@ -300,6 +318,7 @@ class Projection:
                     gpus = -1
                 else:
                     gpus = 1
+                    opens = True
             if gpus > 0:
                 self.units[unit].reserve(start, end, gpus)
                 if demand.share:
@@ -309,7 +328,8 @@ class Projection:
             if math.isinf(end):
                 self.forever[unit].append(demand.job_id)
         for line in option.lines:
-            self.lines[line].reserve(start, end, demand.milli)
+            if cost := (self.line_cost(demand, line, opens) if whole else demand.milli):
+                self.lines[line].reserve(start, end, cost)
             if math.isinf(end):
                 self.line_forever[line].append(demand.job_id)
         # name the jobs whose end decided the start: the last to end by it on its units, running or
@@ -343,8 +363,11 @@ class Projection:
                 return None
             start, chosen = fit
             later = start
+            whole = demand.share and self.whole_lines  # mostly none: a share's charge counted whole on team lines
+            opens = not whole or any(gpus for _, gpus in chosen)
             for line in option.lines:
-                ok = self.lines[line].earliest(demand.milli, demand.duration, start)
+                ok = self.lines[line].earliest(self.line_cost(demand, line, opens) if whole else demand.milli,
+                                               demand.duration, start)
                 if ok is None:
                     return None
                 later = max(later, ok)
@@ -432,7 +455,10 @@ class Projection:
     def _unknown(self, demand: Demand) -> Estimate:
         holders: list[str] = []
         for option in demand.options:
-            short = [line for line in option.lines if self.lines[line].at(0.0) < demand.milli]
+            opens = not demand.share or not any(  # a share packs where its group's shared GPU has room for it
+                g.group == demand.group and g.free.at(0.0) >= demand.share for u in option.units
+                for g in self.shared.get(u, ()))
+            short = [line for line in option.lines if self.lines[line].at(0.0) < self.line_cost(demand, line, opens)]
             if short:  # its quota has no room: only the work charged to that quota gives room (new user 10,
                 # N6: eve's quota-held job named amy's lease and jobs as what it waited for)
                 for line in short:

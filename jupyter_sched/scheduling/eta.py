@@ -44,7 +44,7 @@ from ..backfill.history import POPULATION_GPU_RUNS, POPULATION_RUNS, SAME_RUNS
 from ..backfill.lookahead import Hold, lookahead
 from ..backfill.projection import Demand, Estimate, Option, Projection, SharedGpu
 from ..backfill.timeline import Timeline
-from ..model import Job, PendingReason, ResourceRequest
+from ..model import GPU_MILLI, Job, PendingReason, ResourceRequest
 from ..model.horizon import BEYOND_HORIZON, capped, later
 from ..model.job import public_name
 from ..model.periods import PERIODS, next_period_start
@@ -52,6 +52,7 @@ from ..model.units import clock_text, moved_text, said_time
 from ..placement.placer import Flavor, Placement
 from ..queues.limits import effective_limit
 from ..queues.order import (
+    OVERDUE_FLOOR_S,
     PROMISE,
     QUEUE_SORTS,
     Holdings,
@@ -506,6 +507,9 @@ class Plan:
             return None, (f"{seen - 1} jobs are ahead of it on {first}; starts are projected for the first "
                           f"{ctx.profile.eta_depth}"), (), "BeyondDepth"
         share = req.gpu_milli if req.fractional and not req.mig_profile and req.gpu_milli < 1000 else 0
+        if share and req.min_memory_mib and options:  # what it takes of a GPU of its first model (:func:`footprint`)
+            pools, st = next(f.pools for f in ctx.placer.flavors(req) if f.pools), ctx.state
+            share = min(999, footprint(share, req.min_memory_mib, max((st.pools[p].memory_mib for p in pools), default=0)))
         return Demand(job_id=job.id, workers=workers, milli=req.total_milli, duration=expected_runtime(ctx, job),
                       after=after, options=options, strict=strict, share=share,
                       group=sharing_group(ctx, job) if share else "*")
@@ -633,6 +637,50 @@ def _replayed(ctx: CycleContext, first: list[str] | None = None
     the queue's order at the replay's first start (:func:`_in_order`)."""
     if not replays(ctx, len(ctx.pends)):
         return {}, None, frozenset()
+    factor = ctx.profile.elect_overdue
+    unpromised = [p.job_id for p in ctx.pends if _needs_promise(ctx.by_id[p.job_id].reason)
+                  and (ctx.promised is None or p.job_id not in ctx.promised)] if factor > 0 else []
+    promised: dict[str, datetime] = {}
+    for _ in range(_PROMISE_ROUNDS):
+        order: list[str] | None = [] if first is not None else None
+        steps: list[tuple[float, list[Job], list[Job]]] | None = [] if unpromised and not promised else None
+        estimates, plan, unstarted, starts = _replay(ctx, order, promised, steps)
+        # a job first queued now is promised the start this replay gives it, and is elected once it has waited
+        # past elect_overdue x that wait (the cycles then: _due_times); replayed again with those promises where
+        # such an election reorders a step of the replay (s40-eta: bob's p1, promised +630 s, was elected at
+        # +590 s and took the GPUs the replay had given alice's p2, which went first by usage)
+        made = {j: ctx.now + timedelta(seconds=starts[j]) for j in unpromised if j in starts}
+        if made == promised or steps is None or not _reorders(steps, {
+                j: factor * max(starts[j], OVERDUE_FLOOR_S) for j in made}):
+            break
+        promised = made
+    if first is not None and order is not None:
+        first.extend(order)
+    return estimates, plan, unstarted
+
+
+_PROMISE_ROUNDS = 2
+"""Replays at most per cycle to settle the promises of jobs first queued in it (:func:`_replayed`; on the random
+worlds of test_s40_eta_replay_order a third changed no ETA)."""
+
+
+def _reorders(steps: Sequence[tuple[float, list[Job], list[Job]]], due: Mapping[str, float]) -> bool:
+    """Whether electing the jobs ``due`` (seconds after now) at the replay's steps — ``(t, the queue's order then,
+    the jobs elected then)`` — puts any step's queue in another order (:func:`~..queues.order.elect_overdue`; the
+    bars and passes of an election left out: at worst a replay more). Else a replay with their promises is the
+    same replay."""
+    for t, ordered, elected in steps:
+        new = [job for job in ordered if (at := due.get(job.id)) is not None and at < t]
+        if new and list(elect_overdue(iter(ordered), one_per_user([*elected, *new]))) != ordered:
+            return True
+    return False
+
+
+def _replay(ctx: CycleContext, first: list[str] | None, promised: Mapping[str, datetime],
+            steps: list[tuple[float, list[Job], list[Job]]] | None = None
+            ) -> tuple[dict[str, Estimated], Plan | None, frozenset[str], dict[str, float]]:
+    """:func:`_replayed`'s replay, once, with the jobs queued first now promised ``promised``; also each started
+    job's start (seconds after now). ``steps``: filled as :func:`_order_at` fills it."""
     profile = ctx.profile
     protect = "none" if not profile.backfill else "first" if profile.backfill_mode == "easy" else "all"
     plan = Plan(ctx, at_end=True, with_holds=protect == "first")
@@ -658,7 +706,7 @@ def _replayed(ctx: CycleContext, first: list[str] | None = None
             demands[job.id] = demand
             limits[job.id] = effective_limit(job.spec, ctx.profile.time_limits)[0] or math.inf
     if not demands:
-        return {}, None, frozenset()
+        return {}, None, frozenset(), {}
     holds = [Hold(((unit, gpus),), end, _latest_end(ctx, holder, end)) for holder, unit, gpus, end in plan.holds]
     ceilings: list[int] = []
     if protect == "first" and plan.line_index:  # quota lines with a ceiling: their room is held as the cycle holds it
@@ -671,12 +719,24 @@ def _replayed(ctx: CycleContext, first: list[str] | None = None
     ctx.replay_around = around
     # EASY on nodes: a reservation keeps the GPUs free now that the placer gives it (newuser38 n23)
     gpus = NodeGpus(ctx.state, plan.layout.gpu_unit, {
-        g: (holder, end, _latest_end(ctx, holder, end)) for g, (holder, end) in plan.gpu_ends.items()}) \
+        g: (holder, end, _latest_end(ctx, holder, end)) for g, (holder, end) in plan.gpu_ends.items()},
+        rank={job.id: i for i, job in enumerate(ctx.snap.jobs)}, weights=_walk_weights(ctx)) \
         if protect == "first" and plan.by_node else None
-    started = lookahead(plan.proj, demands, limits, _order_at(ctx), protect=protect, holds=holds, budget=gate,
-                        around=around, ceilings=ceilings, first_order=first, gpus=gpus)
+    started = lookahead(plan.proj, demands, limits, _order_at(ctx, promised, steps), protect=protect, holds=holds,
+                        budget=gate, around=around, ceilings=ceilings, first_order=first, gpus=gpus)
     estimates = {job_id: _estimated(ctx, plan, est) for job_id, est in started.items()}
-    return estimates, plan, frozenset(demands.keys() - started.keys())
+    starts = {job_id: est.start for job_id, est in started.items() if est.start is not None}
+    return estimates, plan, frozenset(demands.keys() - started.keys()), starts
+
+
+def _walk_weights(ctx: CycleContext) -> tuple[float, float] | None:
+    """The placer's ``(binpack, topology)`` weights where they are its only scores and it walks fullest first
+    (:meth:`.eta_gpus.NodeGpus.place`), else None."""
+    placer = ctx.placer
+    weights = {score.name: weight for score, weight in placer.scores}
+    if placer.descending or not weights or set(weights) - {"binpack", "topology"}:
+        return None
+    return weights.get("binpack", 0.0), weights.get("topology", 0.0)
 
 
 def _line_holds(ctx: CycleContext, plan: Plan) -> list[Hold]:
@@ -685,10 +745,11 @@ def _line_holds(ctx: CycleContext, plan: Plan) -> list[Hold]:
     (:func:`_latest_end`), though it is expected to end as :func:`_lines` has it."""
     index = plan.line_index
     holds: list[Hold] = []
-    for job_id, (keys, milli) in ctx.quota.charges.items():
+    for job_id, keys, milli, end in (*((j, k, m, _holder_end(ctx, j, {}, progress=plan.progress))
+                                       for j, (k, m) in ctx.quota.charges.items()),
+                                     *_held_rests(ctx, {}, plan.progress)):  # a shared GPU's rest, counted whole
         lines = tuple(index[k] for k in keys if k in index)
         if lines:
-            end = _holder_end(ctx, job_id, {}, progress=plan.progress)
             holds.append(Hold((), end, _latest_end(ctx, job_id, end), lines, milli, job_id))
     return holds
 
@@ -763,9 +824,14 @@ def _estimated(ctx: CycleContext, plan: Plan, est: Estimate) -> Estimated:
     return at, "; ".join(notes), est.waits_on, "Projected"
 
 
-def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]:
+def _order_at(ctx: CycleContext, promised: Mapping[str, datetime] | None = None,
+              steps: list[tuple[float, list[Job], list[Job]]] | None = None
+              ) -> Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], list[str]]:
     """The profile's queue order at ``t`` seconds from now: fair share reads the GPU-seconds each
-    user's running and replayed jobs will have accrued by then (decay over the horizon ignored)."""
+    user's running and replayed jobs will have accrued by then (decay over the horizon ignored), and the
+    equal shares among the users with work then (:func:`_equal_shares`); ``promised``: the starts promised to
+    jobs first queued now (:func:`_replayed`), when each is elected; ``steps``: gets ``(t, the order, the jobs
+    elected)`` of each call."""
     sort = QUEUE_SORTS[ctx.profile.queue_sort]
     base = ctx.snap.usage.decayed_gpu_seconds_by_user
     running: list[tuple[Job, float, float]] = []  # (job, GPUs, end)
@@ -778,8 +844,9 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
     by_holdings = shares is not None
     if shares is not None and shares.charged:  # a job alone on a blocked shared GPU holds it whole
         running = [(job, shares.charged.get(job.id, gpus), end) for job, gpus, end in running]
+    equal_at = _equal_shares(ctx, running) if by_holdings else None
 
-    due = _due_times(ctx)  # the cycle elects a job waited past its promised wait (issue 16): so does the replay
+    due = _due_times(ctx, promised)  # the cycle elects a job waited past its promised wait (issue 16): so does the replay
     # the users whose elected job passed each elected one (queues.order.elected_order): this cycle's record, then
     # the replay's own — an elected job started at the last step ahead of another elected one that did not start
     passed: dict[str, set[str]] = {p.job_id: set(users) for p in ctx.pends
@@ -810,8 +877,8 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
                                 for j, (start, end) in spans.items() if start <= t < end)]:
                 by_user[job.spec.user] = by_user.get(job.spec.user, 0.0) + gpus
                 by_team[job.spec.team] = by_team.get(job.spec.team, 0.0) + gpus
-            assert shares is not None
-            held = Holdings(by_user, by_team, shares.user_share, shares.team_share)
+            assert equal_at is not None
+            held = Holdings(by_user, by_team, *equal_at(t, remaining, spans))
         context = QueueContext(now=capped(ctx.now, t), team_share=ctx.quota.team_share, user_usage=usage,
                                expected_runtime=lambda job: expected_runtime(ctx, job), held=held if fair else None,
                                charged_runtime=charged_runtime_of(ctx))
@@ -837,9 +904,41 @@ def _order_at(ctx: CycleContext) -> Callable[[float, Sequence[str], Mapping[str,
             last[:] = [job for job in ordered if job.id in chosen]
         else:
             last.clear()
+        if steps is not None:
+            steps.append((t, ordered, elected))
         return [job.id for job in ordered]
 
     return order
+
+
+def _equal_shares(ctx: CycleContext, running: Sequence[tuple[Job, float, float]]
+                  ) -> Callable[[float, Sequence[str], Mapping[str, tuple[float, float]]], tuple[float, float]]:
+    """The equal shares of the GPUs per user and per team at ``t`` seconds from now, as the cycle then works them
+    out (:func:`~jupyter_sched.queues.order.holdings`: among the users and teams with work pending or holding):
+    a user whose last running job has ended by ``t`` and who has nothing queued no longer divides the GPUs (s40-eta:
+    carol's job ended at +10 s, the cycle's share rose from 4/3 to 2 GPUs and alice, holding 2, went first again;
+    the replay kept 4/3 and put bob's job ahead of hers). ``running``: ``(job, GPUs, end)`` of the work holding
+    GPUs now; the queued jobs stay queued until they start in the replay (``spans``)."""
+    total = ctx.snap.inventory.gpu_count()
+    until: dict[tuple[str, str], float] = {}  # (user, team) -> when their last running work ends
+    for job, _, end in running:
+        key = (job.spec.user, job.spec.team)
+        if end > until.get(key, -math.inf):
+            until[key] = end
+    for job in ctx.snap.jobs:  # holding, with no GPUs (a CPU job): work too
+        if job.state.holds_gpus and not job.spec.resources.total_milli:
+            key = (job.spec.user, job.spec.team)
+            until[key] = max(until.get(key, -math.inf), _holder_end(ctx, job.id, {}, progress=True))
+    queued = [(p.job_id, (j.spec.user, j.spec.team)) for p in ctx.pends if (j := ctx.by_id.get(p.job_id)) is not None]
+
+    def shares(t: float, remaining: Sequence[str], spans: Mapping[str, tuple[float, float]]) -> tuple[float, float]:
+        keys = {key for key, end in until.items() if end > t}
+        keys.update(key for job_id, key in queued if (span := spans.get(job_id)) is None or span[1] > t)
+        if not total or not keys:
+            return math.inf, math.inf
+        return total / len({u for u, _ in keys}), total / len({m for _, m in keys})
+
+    return shares
 
 
 def _within_first(ctx: CycleContext, running: Sequence[tuple[Job, float, float]]
@@ -895,9 +994,10 @@ def _within_first(ctx: CycleContext, running: Sequence[tuple[Job, float, float]]
     return order
 
 
-def _due_times(ctx: CycleContext) -> dict[str, datetime]:
+def _due_times(ctx: CycleContext, promised: Mapping[str, datetime] | None = None) -> dict[str, datetime]:
     """When each pending job of the cycle is elected (:func:`~jupyter_sched.queues.order.promise_due`),
-    by job id: from the promise its reason carries, or the one :func:`promises` made this cycle."""
+    by job id: from the promise its reason carries, or the one :func:`promises` made this cycle (else the start
+    ``promised`` by the replay before, :func:`_replayed`)."""
     factor = ctx.profile.elect_overdue
     if factor <= 0:
         return {}
@@ -908,8 +1008,10 @@ def _due_times(ctx: CycleContext) -> dict[str, datetime]:
         if job.spec.user in overrunning:  # never elected while its user outruns their history (elected_in)
             continue
         at = promise_due(job.reason, factor)
-        if at is None and ctx.promised:
-            start = ctx.promised.get(job.id)
+        if at is None and (ctx.promised or promised):
+            start = ctx.promised.get(job.id) if ctx.promised else None
+            if start is None and promised:
+                start = promised.get(job.id)
             if start is not None:
                 at = promise_due(PendingReason(code="", message="", details={
                     PROMISE: {"at": ctx.now_iso, "start": start.isoformat()}}), factor)
@@ -1018,15 +1120,18 @@ def _projection(ctx: CycleContext, layout: Units, by_node: bool, at_end: bool, n
             rel[end] = rel.get(end, 0) + 1
             enders[unit].append((end, holder_of[g]))
         held = shares.get(g)
-        if held and g not in nominated and (slot := _shared_gpu(ctx, held, free_milli[g], end)) is not None:
+        if held and g not in nominated and (slot := _shared_gpu(ctx, held, free_milli[g], st.gpu_memory[g], end)) is not None:
             shared.setdefault(unit, []).append(slot)
             enders[unit].extend((at, name) for at, _, name in held if math.isfinite(at) and at < end)
     units = [Timeline(f, r.items()) for f, r in zip(free_now, releases, strict=True)]
     for ends in enders:
         ends.sort()
     lines, line_forever, line_enders = _lines(ctx, notes, progress=at_end)
+    whole = frozenset(i for i, key in enumerate(k for k, ln in ctx.quota.lines.items() if ln.ceiling is not None)
+                      if key[1] is None) if lines and ctx.shares_held else frozenset()
     return Projection(units=units, unit_max=unit_max, lines=lines, forever=[list(f) for f in forever],
-                      line_forever=line_forever, enders=enders, shared=shared, line_enders=line_enders)
+                      line_forever=line_forever, enders=enders, shared=shared, line_enders=line_enders,
+                      whole_lines=whole)
 
 
 def sharing_group(ctx: CycleContext, job: Job) -> str:
@@ -1036,13 +1141,28 @@ def sharing_group(ctx: CycleContext, job: Job) -> str:
     return "*" if sharing == "any" else f"team:{job.spec.team}" if sharing == "team" else f"job:{job.id}"
 
 
-def _shared_gpu(ctx: CycleContext, held: list[tuple[float, int, str]], free: int, end: float) -> SharedGpu | None:
+def _shared_gpu(ctx: CycleContext, held: list[tuple[float, int, str]], free: int, memory: int, end: float
+                ) -> SharedGpu | None:
     """A GPU shared by running fractions as the projection packs later shares onto it (None: its
-    holders are of different sharing groups, or not all known jobs)."""
+    holders are of different sharing groups, or not all known jobs): each share takes what it asks of it, or
+    the part of its ``memory`` (MiB) it reserves where that is more (:func:`footprint`)."""
     groups = {sharing_group(ctx, job) if (job := ctx.by_id.get(name)) is not None else None for _, _, name in held}
     if len(groups) != 1 or None in groups:
         return None
-    return SharedGpu(groups.pop() or "*", 0.0, end, Timeline(max(free, 0), [(at, milli) for at, milli, _ in held]))
+    taken = [(at, footprint(milli, ctx.by_id[name].spec.resources.min_memory_mib, memory)) for at, milli, name in held]
+    more = sum(m for _, m in taken) - sum(milli for _, milli, _ in held)  # memory beyond the milli-GPUs asked
+    return SharedGpu(groups.pop() or "*", 0.0, end, Timeline(max(free - more, 0), taken))
+
+
+def footprint(milli: int, memory_mib: int, gpu_memory_mib: int) -> int:
+    """Milli-GPUs of one GPU a share of ``milli`` asking ``memory_mib`` of it takes as the projection packs shares:
+    the placer packs a share only where the GPU's memory not reserved by the shares on it holds its ask
+    (:meth:`..placement.placer.Placer._memory_short`, red team 15 R7) — its part of ``gpu_memory_mib`` where that is
+    more than ``milli`` (red team 38 R3: 0.1 GPU x 70 of 80 GiB each took a GPU of its own; the projection packed
+    them, and a share its quota held back waited on other teams' work)."""
+    if memory_mib <= 0 or gpu_memory_mib <= 0:
+        return milli
+    return max(milli, min(GPU_MILLI, -(-GPU_MILLI * memory_mib // gpu_memory_mib)))
 
 
 def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
@@ -1058,22 +1178,47 @@ def _lines(ctx: CycleContext, notes: dict[str, Reestimate], *,
     releases: list[list[tuple[float, int]]] = [[] for _ in capped]
     forever: list[list[str]] = [[] for _ in capped]
     enders: list[list[tuple[float, str]]] = [[] for _ in capped]
-    for job_id, (keys, milli) in quota.charges.items():
+    for job_id, keys, milli, end in (*((j, k, m, _holder_end(ctx, j, notes, progress=progress))
+                                       for j, (k, m) in quota.charges.items()), *_held_rests(ctx, notes, progress)):
         hit = [index[k] for k in keys if k in index]
         if not hit:
             continue
-        end = _holder_end(ctx, job_id, notes, progress=progress)
         for i in hit:
             if math.isinf(end):
                 forever[i].append(job_id)
             else:
                 releases[i].append((end, milli))
                 enders[i].append((end, job_id))
-    timelines = [Timeline((line.ceiling or 0) - quota.usage.get(key, 0), releases[i])
+    away = quota.held.now() if quota.held is not None else {}
+    timelines = [Timeline((line.ceiling or 0) - quota.usage.get(key, 0) - away.get(key, 0), releases[i])
                  for i, (key, line) in enumerate(capped.items())]
     for ends in enders:
         ends.sort()
     return timelines, forever, enders
+
+
+def _held_rests(ctx: CycleContext, notes: dict[str, Reestimate], progress: bool
+                ) -> list[tuple[str, tuple[Any, ...], int, float]]:
+    """The rest of each GPU only one team's shares occupy, which its team lines count as used (red team 38 R3,
+    :class:`..quota.held_whole.HeldAway`): ``(share, team line keys, milli-GPUs, end)``, freed when the last
+    share on it ends (that share named; ``math.inf``: one has no known end). A share of a team at its line waits
+    for these, its own team's shares, not for the work on other GPUs (s40-eta)."""
+    held = ctx.quota.held
+    if held is None:
+        return []
+    held.now()
+    out: list[tuple[str, tuple[Any, ...], int, float]] = []
+    shares, fresh = ctx.share_holder_set, ctx.fresh_shares
+    for g, (keys, rest) in held.on.items():
+        last, end = "", -math.inf
+        for holder in ctx.state.gpu_shares.get(g, ()):
+            if holder in shares or holder in fresh:
+                at = _holder_end(ctx, holder, notes, progress=progress)
+                if at > end or (at == end and holder < last):
+                    last, end = holder, at
+        if last:
+            out.append((last, tuple(keys), rest, end))
+    return out
 
 
 def _holder_end(ctx: CycleContext, holder: str, notes: dict[str, Reestimate], *, progress: bool = False) -> float:

@@ -14,11 +14,16 @@ holds each until when (expected, and to its time limit), the replay's own starts
 places them — and answers :meth:`NodeGpus.keep` with the placer's pick, :meth:`NodeGpus.node` with the node
 the cycle's walk stops on.
 
+:meth:`NodeGpus.place` says which node the placer gives a one-worker job that starts where the replay counts
+several nodes able to hold it: its walk by free count, the order of each count's nodes (the cycle loads running
+jobs in the snapshot's order; its own admissions and the reservation's masks move nodes after them) and the
+binpack and topology scores (s40-eta: the replay took the first node by index; 17 of 2,000 one-user worlds of up
+to three nodes off, 3 after).
+
 Only where units are nodes (a node of one model, or its GPUs of one model: :mod:`.eta_units`); on pools
 the replay keeps its count (free now first). Not modelled: a reservation's worker layout on a node (its
-workers there are picked as one), an NVLink requirement, the vectorised score plugins' own GPU picks, and
-which node the placer gives a job that starts where the replay counts nodes as equal (its scores, its order
-among equals).
+workers there are picked as one), an NVLink requirement, the vectorised score plugins' own GPU picks and
+other score plugins (there :meth:`NodeGpus.place` says None), gangs' nodes.
 Pure: no I/O, no clock.
 """
 
@@ -44,11 +49,18 @@ class NodeGpus:
             (``math.inf``: none); a held GPU missing from it is held for ever.
     """
 
-    __slots__ = ("_fm", "_kept", "_t", "expected", "holder", "latest", "state", "unit_gpus")
+    __slots__ = ("_fm", "_kept", "_t", "_touched", "expected", "holder", "latest", "rank", "state", "unit_gpus",
+                 "weights")
 
     def __init__(self, state: ClusterState, gpu_unit: Sequence[int],
-                 ends: Mapping[int, tuple[str, float, float]]) -> None:
+                 ends: Mapping[int, tuple[str, float, float]], *, rank: Mapping[str, int] | None = None,
+                 weights: tuple[float, float] | None = None) -> None:
         self.state = state
+        self.rank = rank or {}
+        """Per job id, its place in the snapshot's job list: the order the cycle loads holders in (:meth:`place`)."""
+        self.weights = weights
+        """The placer's ``(binpack, topology)`` weights where those are its only scores (:meth:`place`); None: other."""
+        self._touched: dict[int, int] = {}  # units a start at ``_t`` took GPUs on, in the order taken
         n = len(state.free_milli)
         self.expected = [math.inf] * n
         self.latest = [math.inf] * n
@@ -129,6 +141,54 @@ class NodeGpus:
             fits = [u for u in units if free[u] >= count]
         return min(fits, key=free.__getitem__) if fits else None
 
+    def place(self, units: Sequence[int], count: int, t: float, *, around: bool = False) -> int | None:
+        """The unit of ``units`` (those where a one-worker job of ``count`` whole GPUs fits at ``t``) the placer gives
+        it then, as the cycle at ``t`` walks them (:meth:`..placement.placer.Placer._walk_builtin`): by wholly free
+        GPUs, fewest first, each count's nodes in the order they came to have it — the cycle loads the running
+        jobs in the snapshot's order (``rank``), each take moving its node to the end of its count, and its own
+        admissions move theirs after those — scored binpack plus topology (:meth:`.Placer._choose`), the first of
+        the highest total; ``around`` the GPUs kept for a reservation at ``t`` (:func:`.admit._place` masks them:
+        a node with fewer free). None: not worked out (other score plugins, a spread walk)."""
+        if self.weights is None or len(units) < 2:
+            return None
+        self._step(t)
+        kept = self._kept
+        w_pack, w_topo = self.weights
+        expected, holder, rank, st = self.expected, self.holder, self.rank, self.state
+        best: tuple[float, tuple[int, int, int, int], int] | None = None  # (-total, walk order, unit)
+        for unit in units:
+            gpus = self.unit_gpus.get(unit, [])
+            masked = kept.get(unit, ()) if around else ()
+            free = [g for g in gpus if expected[g] <= t and g not in masked]
+            if len(free) < count:
+                continue
+            node = st.gpu_node[gpus[0]]
+            last = max((rank.get(holder[g], -1) for g in gpus if expected[g] > t), default=-1)
+            touched = self._touched.get(unit)
+            walk = (len(free), 0 if touched is None else 1, last if touched is None else touched, unit)
+            pack = min(100, 100 * (len(gpus) - len(free) + count) // max(len(gpus), 1))
+            total = w_pack * pack + w_topo * self._topology(free, count, node)
+            key = (-total, walk, unit)
+            if best is None or key < best:
+                best = key
+        return None if best is None else best[2]
+
+    def _topology(self, free: list[int], count: int, node: int) -> int:
+        """:meth:`..placement.placer.Placer._choose`'s topology score of the pick among ``free`` (free at the step)."""
+        st = self.state
+        if not st.node_has_nvlink[node]:
+            return 100
+        if count == 1:
+            mine = set(free)
+            return 100 if len(free) == 1 or any(not any(q in mine for q in st.peers[g] if st.placeable[q])
+                                                 for g in free) else 50
+        chosen = self._pick(free, count)
+        if chosen is None:
+            return 0
+        domains = len({st.domain[g] for g in chosen})
+        fewest = -(-count // max(st.node_max_domain[node], 1))
+        return max(0, 100 - (100 * (domains - fewest)) // (count - 1))
+
     def take(self, job_id: str, unit: int, count: int, t: float, end: float, latest: float, *, around: bool) -> int:
         """``job_id`` started at ``t`` on ``unit`` with ``count`` GPUs holds the ones the placer picks among
         those free at ``t`` until ``end`` (to ``latest`` at the most): off the GPUs kept for a reservation at
@@ -141,7 +201,18 @@ class NodeGpus:
         chosen = (self._pick([g for g in free if g not in kept], count) if around else None) or self._pick(free, count)
         for g in chosen or ():
             self.holder[g], self.expected[g], self.latest[g] = job_id, end, max(end, latest)
+        if chosen:
+            if around:  # admit._place masked the reservation's GPUs free now in a trial: undone, its node moved last
+                for other, gs in self._kept.items():
+                    if other != unit and any(expected[g] <= t for g in gs):
+                        self._touch(other)
+            self._touch(unit)
         return sum(1 for g in chosen or () if g in kept)
+
+    def _touch(self, unit: int) -> None:
+        """``unit``'s node moved to the end of its free count's nodes at this step (:meth:`place`'s walk order)."""
+        self._touched.pop(unit, None)
+        self._touched[unit] = len(self._touched)
 
     def _pick(self, free: list[int], count: int) -> list[int] | None:
         """The placer's pick of ``count`` among ``free`` (one node's GPUs, NVML order), as if only they were free."""
@@ -160,3 +231,4 @@ class NodeGpus:
         if t != self._t:
             self._t = t
             self._kept.clear()
+            self._touched.clear()

@@ -10,10 +10,8 @@ the GPUs kept for it, as admission does.
 The cycle's reservation walks the work ahead by end, then job id, one job at a time, and takes the first node that
 fits; the replay now does so too where two jobs end at the same instant on two nodes (it took the fuller node).
 
-Where replay and cycle may still part: with several users, the fair order as it moves (the replay projects it);
-and, in 3 of 600 one-user worlds of up to three nodes, the placer's choice of a node for a job that starts where
-the replay counts nodes as equal (a tie between equally full nodes; the NVLink topology score sending a 2-GPU job
-to a node without NVLink rather than onto a broken pair) — a node's choice, not the GPUs a reservation keeps.
+With several users, the fair order as it moves, and the placer's choice of a node for a job that starts where the
+replay counts nodes as equal: test_s40_eta_replay_order (s40-eta).
 """
 
 from __future__ import annotations
