@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import AuthorizationError, ValidationError
 from ..model.periods import said_to_reader
-from ..textsafe import escaped_controls, printable_log, rewritten_line
+from ..textsafe import FollowedLine, escaped_controls, printable_log, rewritten_line
 from ..userfiles import notebook_start
 from ..wording import gpus_text, job_detail, job_line, progress_text, render_reason, state_word, wait_progress
 from ..wording.cordons import drain_text
@@ -580,6 +580,9 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
         wrote = bool(last[0])
         chunk = client.logs(args.job_id, offset=offset)  # whether there is anything yet, and a 404 before any wait
+        followed = FollowedLine(terminal=_is_terminal(out))  # a progress bar redrawn in place (newuser40 n11)
+        if last[0] and not last[0].endswith("\n"):
+            followed.on_screen = printable_log(last[0].rsplit("\n", 1)[-1])
         # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
         poll = RideOut(lambda line: note({"text": line}), doing=f"still following {args.job_id}'s log",
                        stop=CTRL_C.replace("waiting", "following"))
@@ -588,7 +591,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 _say_no_output(client, args.job_id, io, follow=True)
             for text in client.follow_logs(args.job_id, offset=offset, on_note=note, noted=said, through=poll):
                 wrote = wrote or bool(text)
-                out.write(shown(text))
+                out.write(text if raw else followed.shown(text))
                 out.flush()
                 last[0] = text
             job = poll(lambda: client.job(args.job_id))
@@ -708,6 +711,14 @@ def _last_lines(client: Any, job_id: str, count: int) -> tuple[list[str], int, d
     partial = pieces.pop()
     lines = [piece + "\n" for piece in pieces] + ([partial] if partial else [])
     return lines[-count:], int(chunk["next_offset"]), chunk
+
+
+def _is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` writes to a terminal (a stream without ``isatty`` does not)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _line_count(text: str) -> int:
