@@ -214,7 +214,7 @@ def _line(d: Mapping[str, Any], *, next_run: bool = True, owner: bool = False) -
     when = schedule_text(d, run=f"`{PROG} definitions run {shlex.quote(str(d.get('name') or d['id']))}`")
     scheduled = bool(d.get("schedule_description") or d.get("schedule")) and next_run
     state = "  paused" if d.get("paused") else \
-        f"  next {_clock(d.get('next_run_at'), d.get('timezone'))}" if scheduled else ""
+        f"  next {_clock(d.get('next_run_at'), d.get('timezone'))}{_moved(d, d.get('next_run_at'))}" if scheduled else ""
     whose = f"  {d.get('user') or '-'}" if owner else ""
     return f"{d['id']}{whose}  {d['name']}  {when}{state}"
 
@@ -227,6 +227,23 @@ def _clock(value: Any, zone: Any = None) -> str:
     from ..wording.definitions import firing_text
 
     return firing_text(value, zone, datetime.now(timezone.utc))
+
+
+def _moved(d: Mapping[str, Any], value: Any) -> str:
+    """`` (02:30 does not exist that day: clocks go forward)`` after a firing daylight saving moved or
+    repeats (newuser40 n4: :func:`~..definitions.schedule.wall_clock_note`); "" for any other firing."""
+    from ..definitions.schedule import parse_schedule, wall_clock_note
+    from ..errors import SchedError
+    from ..wording.reasons import wire_time
+
+    when = wire_time(value)
+    if when is None or not d.get("schedule"):
+        return ""
+    try:
+        note = wall_clock_note(parse_schedule(d["schedule"], d.get("timezone") or "UTC", min_interval_s=0), when)
+    except SchedError:  # a stored schedule that no longer parses says so on its own line
+        return ""
+    return f" ({note})" if note else ""
 
 
 def _resolve(client: Any, target: str) -> str:
@@ -300,7 +317,7 @@ def _show(result: Mapping[str, Any], action: str, out: Any) -> None:
         if skipped:
             print(f"  {skipped}", file=out)
         for when in upcoming:
-            print(f"  next  {_clock(when, zone)}", file=out)
+            print(f"  next  {_clock(when, zone)}{_moved(result, when)}", file=out)
     runs = result.get("runs") or []
     if runs:  # the zone named once (each clock also says its abbreviation)
         print(f"{RUNS_HEADER}  ({zone_header(result)})", file=out)

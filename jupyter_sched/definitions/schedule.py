@@ -29,7 +29,7 @@ import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, time, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -46,6 +46,7 @@ __all__ = [
     "parse_schedule",
     "plan_firings",
     "previous_firing",
+    "wall_clock_note",
 ]
 
 _REFERENCE = datetime(2001, 1, 1, tzinfo=timezone.utc)
@@ -421,3 +422,54 @@ def plan_firings(schedule: CronSchedule, *, cursor: datetime, now: datetime, gra
     return FiringPlan(fire=fire, missed=min(len(not_run), MAX_FIRINGS_PER_CALL),
                       missed_from=not_run[0] if not_run else None, missed_to=missed_to, cursor=new_cursor,
                       catch_up=run_missed_once and newest_missed is not None)
+
+
+def _field_values(field: str, low: int, high: int) -> set[int] | None:
+    """The numbers a cron field without ``*`` names (``30``, ``0,30``, ``1-5``, ``0-30/10``, ``5/30``); None
+    when it is not numbers alone (names, ``L``, ``#``) or has a ``*`` (real time: no wall-clock shift)."""
+    values: set[int] = set()
+    for item in field.split(","):
+        head, _, step = item.partition("/")
+        first, _, last = head.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()) or (step and not step.isdigit()) or step == "0":
+            return None
+        end = int(last) if last else (high if step else int(first))
+        values.update(v for v in range(int(first), end + 1, int(step or 1)) if low <= v <= high)
+    return values
+
+
+def wall_clock_note(schedule: CronSchedule, at: datetime) -> str:
+    """What a newcomer needs to read a firing ``at`` (an aware instant the schedule gives) that daylight saving
+    moved (newuser40 n4: ``30 2 * * *`` in Europe/Berlin said ``next Mar 28 03:00 CEST`` and nothing else):
+    ``"02:30 does not exist that day: clocks go forward"`` when the cron's time falls in that day's gap (cron
+    fires at the first minute after it), ``"02:30 happens twice that day; it runs once, at the first"`` in the
+    repeated hour; "" otherwise, and for a schedule with ``*`` in its minute or hour (real time: never moved).
+    The words every surface puts in parentheses after the firing's clock (:func:`~..wording.definitions`)."""
+    parts = schedule.expression.split()
+    if len(parts) == 6 and "*" in parts[0]:
+        return ""
+    minute, hour = parts[-5], parts[-4]
+    minutes, hours = _field_values(minute, 0, 59), _field_values(hour, 0, 23)
+    if not minutes or not hours:
+        return ""
+    zone = schedule.zone
+    local = _utc(at, "at").astimezone(zone)
+    day = local.date()
+    wall = local.replace(tzinfo=None)
+    missing: list[datetime] = []
+    for h, m in sorted((h, m) for h in hours for m in minutes):
+        naive = datetime.combine(day, time(h, m))
+        first, second = naive.replace(tzinfo=zone, fold=0), naive.replace(tzinfo=zone, fold=1)
+        if first.utcoffset() == second.utcoffset():
+            continue  # an ordinary time that day
+        if first.astimezone(timezone.utc).astimezone(zone).replace(tzinfo=None) != naive:  # in the gap
+            shift = abs((first.utcoffset() or timedelta()) - (second.utcoffset() or timedelta()))
+            if naive < wall <= naive + shift:
+                missing.append(naive)
+        elif (h, m) == (wall.hour, wall.minute):
+            return f"{naive:%H:%M} happens twice that day; it runs once, at the {'second' if local.fold else 'first'}"
+    if not missing:
+        return ""
+    clocks = [f"{t:%H:%M}" for t in missing]
+    named = clocks[0] if len(clocks) == 1 else ", ".join(clocks[:-1]) + " and " + clocks[-1]
+    return f"{named} {'does' if len(clocks) == 1 else 'do'} not exist that day: clocks go forward"

@@ -39,3 +39,44 @@ def test_red40_nit_six_fields_with_seconds_first_still_read() -> None:
     assert parse_schedule("*/10 * * * * *", min_interval_s=1).expression == "*/10 * * * * *"
     with pytest.raises(ValidationError, match="day-of-week 9 is out of range 0-7"):
         parse_schedule("0 0 0 1 1 9")
+
+
+def _firings(cron: str, zone: str, after: str, count: int) -> list[tuple[str, str]]:
+    from datetime import datetime, timezone
+
+    from jupyter_sched.definitions.schedule import next_firing, wall_clock_note
+
+    schedule = parse_schedule(cron, zone)
+    at = datetime.fromisoformat(after).replace(tzinfo=timezone.utc)
+    out = []
+    for _ in range(count):
+        nxt = next_firing(schedule, at)
+        assert nxt is not None
+        out.append((f"{nxt.astimezone(schedule.zone):%m-%d %H:%M}", wall_clock_note(schedule, nxt)))
+        at = nxt
+    return out
+
+
+@pytest.mark.parametrize("cron, zone, after, said", [
+    ("30 2 * * *", "Europe/Berlin", "2027-03-26T12:00", [
+        ("03-27 02:30", ""), ("03-28 03:00", "02:30 does not exist that day: clocks go forward"), ("03-29 02:30", "")]),
+    ("30 2 * * *", "Europe/Berlin", "2027-10-30T12:00", [
+        ("10-31 02:30", "02:30 happens twice that day; it runs once, at the first"), ("11-01 02:30", "")]),
+    ("0,30 2 * * *", "America/New_York", "2027-03-14", [
+        ("03-14 03:00", "02:00 and 02:30 do not exist that day: clocks go forward"), ("03-15 02:00", "")]),
+    ("30 1 * * *", "America/New_York", "2027-11-06T12:00", [
+        ("11-07 01:30", "01:30 happens twice that day; it runs once, at the first"), ("11-08 01:30", "")]),
+    ("30 1 * * *", "Australia/Lord_Howe", "2027-04-03", [  # a half-hour shift
+        ("04-04 01:30", "01:30 happens twice that day; it runs once, at the first"), ("04-05 01:30", "")]),
+    ("15 2 * * *", "Australia/Lord_Howe", "2027-10-02", [
+        ("10-03 02:30", "02:15 does not exist that day: clocks go forward"), ("10-04 02:15", "")]),
+    ("*/30 * * * *", "Europe/Berlin", "2027-03-28T00:45", [("03-28 03:00", ""), ("03-28 03:30", "")]),
+    ("0 3 * * *", "Europe/Berlin", "2027-03-27T12:00", [("03-28 03:00", "")]),
+    ("30 2 * * *", "UTC", "2027-03-27T12:00", [("03-28 02:30", "")]),
+])
+def test_newuser40_n4_a_firing_daylight_saving_moves_says_why(cron: str, zone: str, after: str,
+                                                             said: list[tuple[str, str]]) -> None:
+    """newuser40 n4: ``30 2 28 3 *`` in Europe/Berlin showed ``next Mar 28 03:00 CEST`` with nothing saying why
+    (read as a bug). The note for a firing in a spring-forward gap or the repeated hour, across zones (a
+    half-hour shift too); real-time schedules (``*`` in minute or hour), unmoved firings and UTC say nothing."""
+    assert _firings(cron, zone, after, len(said)) == said
