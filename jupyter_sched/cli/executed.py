@@ -10,15 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from pathlib import PurePath
 from typing import Any
 
+from ..wording.executed import executed_copy_name
 from .main import EXIT_OK, EXIT_USAGE, PROG, Streams, job_of
 
 __all__ = ["NOTEBOOK_HELP", "OUTPUT_HELP", "notebook_hint", "save_executed_notebook"]
 
 NOTEBOOK_HELP = ("a notebook job's executed notebook (its outputs, the failed cell's error) instead of its log: saved "
-                 "as NOTEBOOK-JOB.ipynb in this folder (or -o FILE; -o - prints it); yours only")
+                 "as \"NOTEBOOK (executed JOB).ipynb\" in this folder (or -o FILE; -o - prints it); yours only")
 OUTPUT_HELP = "with --notebook: where to save it (an existing file is not overwritten; - for stdout)"
 
 
@@ -46,9 +46,7 @@ def save_executed_notebook(client: Any, args: argparse.Namespace, io: Streams) -
         io.out.write(text)
         return EXIT_OK
     if target is None:
-        job = client.job(job_id)
-        stem = PurePath(str(job.get("notebook") or "notebook.ipynb")).stem or "notebook"
-        target = f"{stem}-{job_id}.ipynb"
+        target = executed_copy_name(client.job(job_id).get("notebook"), job_id)  # the panel's name (newuser40 N1)
     try:
         with open(target, "x", encoding="utf-8") as fh:
             fh.write(text)

@@ -22,8 +22,8 @@ call to :class:`~jupyter_sched.services.definitions.DefinitionsService` with the
 The executed notebook of each run lives in the run's job directory (``log_dir/<job id>/``; a hub's
 in the account's ``log_dir/users/<account>/<job id>/``) and is
 kept ``executed_notebook_retention_days`` days after the run ends (a sweep on the leading engine
-deletes older ones; 0 keeps them). "Open" copies it to ``<root>/<executed_notebooks_dir>/<job
-id>/`` — a file of the user's own from then on.
+deletes older ones; 0 keeps them). "Open" copies it to ``<root>/<executed_notebooks_dir>/<name> (executed <job
+id>).ipynb`` — a file of the user's own from then on.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jupyter_server.auth.decorator import authorized
 from tornado import web
@@ -108,7 +109,7 @@ class DefinitionsConfig(Configurable):
         "scheduled-runs",
         config=True,
         help="""Folder under the server's root directory where "open" puts a run's executed
-        notebook (<folder>/<job id>/<notebook>). Default: "scheduled-runs". A relative path
+        notebook ("<folder>/<notebook> (executed <job id>).ipynb"). Default: "scheduled-runs". A relative path
         without "..".""",
     )
 
@@ -255,9 +256,16 @@ class ExecutedNotebookHandler(_DefinitionsHandler):
         with NotebookAnswers(self.sched, str(getattr(who, "username", None) or getattr(who, "name", None) or who)):
             notebook = await self.call(self.definitions.executed_notebook, self.caller, job_id)
             if request.download:
-                self.set_header("Content-Disposition", f'attachment; filename="{notebook.filename}"')
+                self.set_header("Content-Disposition", _attachment(notebook.filename))
             self.set_header("Content-Type", "application/x-ipynb+json")  # APIHandler would say JSON
             await stream_notebook(self, notebook)  # in pieces, never whole (red team 24, R5)
+
+
+def _attachment(filename: str) -> str:
+    """``Content-Disposition`` of a download named ``filename`` (any characters: a header is latin-1, so the
+    name goes as RFC 6266/5987 ``filename*`` in UTF-8, with an ASCII ``filename`` for old clients)."""
+    plain = "".join(c if " " <= c < "\x7f" and c not in '"\\' else "_" for c in filename)
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 class OpenNotebookHandler(_DefinitionsHandler):

@@ -50,6 +50,7 @@ from ..model.units import to_iso, zone_label
 from ..model.validation import asked_models, kept_spellings, models_absent, spec_from_request
 from ..store import JobRecord
 from ..wording.definitions import no_model_text, trigger_text
+from ..wording.executed import executed_copy_name
 from .cancelling import cancel_jobs
 from .context import Context
 from .executed_copy import copy_without_overwrite
@@ -838,13 +839,13 @@ class DefinitionsService:
             fh.close()
             raise ValidationError(f"the executed notebook of {job_id} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB",
                                   field="job_id", hint="open it from the run's job directory on the server")
-        stem = Path(record.job.spec.notebook or "notebook.ipynb").stem
-        return ExecutedNotebook(file=fh, size=size, filename=f"{stem}-{job_id}.ipynb")
+        return ExecutedNotebook(file=fh, size=size, filename=executed_copy_name(record.job.spec.notebook, job_id))
 
     def open_executed_notebook(self, caller: Caller, job_id: str, root: str | None) -> OpenExecutedNotebookResponse:
-        """Copy the executed notebook to ``<root>/<open_dir>/<job id>/<name>`` (a file of the
-        caller's own from then on) and say where, relative to ``root``; an earlier copy with other
-        bytes (edited since) is kept and this one goes to ``<stem>-2.ipynb``, …
+        """Copy the executed notebook to ``<root>/<open_dir>/<name (executed JOB).ipynb>``
+        (:func:`~..wording.executed.executed_copy_name`; a file of the caller's own from then on) and say
+        where, relative to ``root``; an earlier copy with other bytes (edited since) is kept and this one
+        goes to ``<stem>-2.ipynb``, …
         (:func:`~.executed_copy.copy_without_overwrite`).
 
         Only where the run's files are this server's own (embedded mode): a run under another
@@ -866,10 +867,8 @@ class DefinitionsService:
                                   hint="download it (GET jobs/{id}/notebook?download=true) and save it in your "
                                        "server; the panel's Open does that")
         record, fd = self._open_executed(caller, job_id)
-        name = Path(record.job.spec.notebook or "").name
-        if not name.endswith(".ipynb"):
-            name = "notebook.ipynb"
-        folder = Path(self.settings.open_dir) / job_id
+        name = executed_copy_name(record.job.spec.notebook, job_id)  # the panel's and the CLI's name (newuser40 N1)
+        folder = Path(self.settings.open_dir)  # the name says whose run it is: one folder, as the panel's
         (Path(root) / folder).mkdir(parents=True, exist_ok=True)
         with os.fdopen(fd, "rb") as source:
             data = source.read()

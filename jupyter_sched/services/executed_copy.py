@@ -1,10 +1,11 @@
 """Where ``POST jobs/{id}/notebook/open`` copies a run's executed notebook without writing over a
 file of the user's (new user 22, N13's kind: output written over an existing file without a word).
 
-The copy lands at ``<root>/<open_dir>/<job id>/<name>``. A file already there holding these very
-bytes is the copy opened before: it is reused. One with other bytes is the user's (edited since,
-or saved while the run went on): it is kept, and the copy goes to the first free
-``<stem>-2.ipynb``, ``-3``, … (the panel's "Open notebook" does the same, ``executedCopyPath``).
+The copy lands at ``<root>/<open_dir>/<name> (executed <job id>).ipynb`` (newuser40 N1: the panel's name).
+A file already there holding these very bytes is the copy opened before: it is reused. One with other
+bytes is the user's (edited since, or saved while the run went on): it is kept, and the copy goes to
+the first free ``<stem>-2.ipynb``, ``-3``, … (the panel's "Open notebook", which saves through the
+contents API and cannot compare bytes, opens the copy there as it is and never writes over it).
 A link or anything but a plain file is never written through; a new file is created with
 ``O_EXCL | O_NOFOLLOW``.
 """

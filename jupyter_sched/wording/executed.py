@@ -9,10 +9,30 @@ button itself (``labextension/src/executed.ts``: ``hasExecutedNotebook``, the sa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
-__all__ = ["executed_notebook_hint", "has_executed_notebook"]
+__all__ = ["executed_copy_name", "executed_notebook_hint", "has_executed_notebook"]
+
+_UNSAFE = re.compile(r'[\x00-\x1f\x7f"\\/:*?<>|]')
+
+
+def executed_copy_name(notebook: str | None, job_id: str) -> str:
+    """The file name a job's executed notebook is saved under, wherever its owner saves it — the CLI's
+    ``logs JOB --notebook`` (this folder), the browser's Download and the panel's Open (``scheduled-runs/``):
+    ``fail (executed j-…).ipynb`` for a run of ``fail.ipynb``, so that it reads as the run's copy, never as the
+    user's own notebook, and one run is always one name (newuser40 N1: the panel wrote ``fail.ipynb``,
+    ``fail-2.ipynb``, … and the CLI ``fail-j-….ipynb``). Characters a file name or a download header cannot
+    carry become ``_``; a name that is only dots or empty reads ``notebook``. The panel's
+    ``executedCopyName`` (labextension/src/executed.ts) follows the same rule, checked against one table
+    (labextension/test/executed_names.json)."""
+    stem = _UNSAFE.sub("_", PurePosixPath(str(notebook or "").replace("\\", "/")).name)
+    if stem.lower().endswith(".ipynb"):
+        stem = stem[: -len(".ipynb")]
+    stem = stem.strip().lstrip(".").strip() or "notebook"
+    return f"{stem} (executed {_UNSAFE.sub('_', job_id)}).ipynb"
 
 
 def has_executed_notebook(job: Mapping[str, Any]) -> bool:

@@ -424,7 +424,7 @@ export function errorText(err: unknown): string {
   return shownText(err instanceof Error ? err.message : String(err));
 }
 
-/** Canonical JSON (keys sorted) of a notebook, to tell a copy unchanged from one with changes of its own. */
+/** Where a run's "Open" saves its executed notebook (newuser40 N1: one name, the same copy on every click). */
 export { executedCopyPath }; // moved to ./executed (newuser39 N1), shared with My work and the log viewer
 
 /** Construction options of {@link DefinitionsView}. */
@@ -434,8 +434,8 @@ export interface IDefinitionsViewOptions {
   openPath: INotebookFiles['openPath'];
   /** Write a notebook (nbformat JSON) at `path` under the server root, making its folders. */
   saveNotebook: INotebookFiles['saveNotebook'];
-  /** The notebook saved at `path` under the server root (nbformat JSON), or null when there is none. */
-  readNotebook?: INotebookFiles['readNotebook'];
+  /** Whether a file is at `path` under the server root. */
+  exists?: INotebookFiles['exists'];
   /** Path prefilled in the form (e.g. the current notebook). */
   currentPath?(): string;
 }
@@ -863,7 +863,7 @@ export class DefinitionsView extends Widget {
 
   /**
    * Open a run's executed notebook: fetched from the scheduler API and saved through this
-   * JupyterLab's own contents API under `scheduled-runs/<job id>/`, so it lands in the user's
+   * JupyterLab's own contents API as `scheduled-runs/<name> (executed <job id>).ipynb`, so it lands in the user's
    * files whether the scheduler runs in this server or is a JupyterHub service elsewhere.
    */
   private async openRun(run: DefinitionRun): Promise<void> {
@@ -1046,7 +1046,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
   requires: [ISchedModel],
   optional: [ISchedSections, ICommandPalette],
   activate: (app: JupyterFrontEnd, model: ISchedModel, sections: ISchedSections | null, palette: ICommandPalette | null) => {
-    const { openPath, saveNotebook, readNotebook } = contentsFiles(app);
+    const { openPath, saveNotebook, exists } = contentsFiles(app);
     const currentPath = (): string => {
       const current = app.shell.currentWidget as unknown as { context?: { path?: string } } | null;
       const path = current?.context?.path ?? '';
@@ -1057,7 +1057,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       title: 'Scheduled notebooks',
       rank: 350,
       isAvailable: m => m.supports('definitions'),
-      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, saveNotebook, readNotebook, currentPath }) })
+      create: context => ({ widget: new DefinitionsView({ model: context.model, openPath, saveNotebook, exists, currentPath }) })
     });
     let main: MainAreaWidget<DefinitionsView> | null = null;
     app.commands.addCommand(DEFINITIONS_COMMAND, {
@@ -1065,7 +1065,7 @@ export const definitionsPlugin: JupyterFrontEndPlugin<void> = {
       caption: 'Job definitions: notebooks on a cron schedule with GPUs and parameters, and their runs',
       execute: () => {
         if (!main || main.isDisposed) {
-          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, saveNotebook, readNotebook, currentPath }) });
+          main = new MainAreaWidget({ content: new DefinitionsView({ model, openPath, saveNotebook, exists, currentPath }) });
           main.id = 'jupyter-sched-definitions';
           main.title.label = 'Scheduled notebooks';
           main.title.closable = true;

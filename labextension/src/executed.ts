@@ -5,8 +5,8 @@
  * one-off notebook job's log pointed at a path in the service's job folder that its owner cannot read).
  *
  * The notebook is fetched from the scheduler API (the job's owner only) and saved through this
- * JupyterLab's own contents API under `scheduled-runs/<job id>/`, so it lands in the user's files
- * whether the scheduler runs in this server or is a JupyterHub service elsewhere.
+ * JupyterLab's own contents API as `scheduled-runs/<notebook> (executed <job id>).ipynb`, so it lands in the
+ * user's files whether the scheduler runs in this server or is a JupyterHub service elsewhere.
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { PageConfig, URLExt } from '@jupyterlab/coreutils';
@@ -19,12 +19,12 @@ export const EXECUTED_DIR = 'scheduled-runs';
 
 /** How the panel reads and writes the user's files (the contents API in JupyterLab; tests give their own). */
 export interface INotebookFiles {
-  /** Open a file (relative to the server root) in JupyterLab. */
+  /** Open a notebook (relative to the server root) in JupyterLab, with no kernel. */
   openPath(path: string): Promise<void>;
   /** Write a notebook (nbformat JSON) at `path` under the server root, making its folders. */
   saveNotebook(path: string, content: unknown): Promise<void>;
-  /** The notebook saved at `path` under the server root (nbformat JSON), or null when there is none. */
-  readNotebook?(path: string): Promise<unknown | null>;
+  /** Whether a file is at `path` under the server root (without reading it). */
+  exists?(path: string): Promise<boolean>;
 }
 
 /** Whether `job` has an executed notebook to open: a notebook job that started and has ended (the runner writes
@@ -38,76 +38,63 @@ export function executedDownloadUrl(jobId: string): string {
   return URLExt.join(PageConfig.getBaseUrl(), 'api/sched/jobs', encodeURIComponent(jobId), 'notebook') + '?download=true';
 }
 
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v
-  );
-}
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\x00-\x1f\x7f"\\/:*?<>|]/g;
 
 /**
- * Where "Open notebook" puts a run's executed notebook under `dir`: `name` when free or holding this
- * very notebook (then nothing is written), else the first `<stem>-2.ipynb`, `-3`, … that is free or
- * holds it — an earlier copy the user edited (or one saved while the run went on) is never overwritten
- * (new user 22, N13's kind: output written over a file of the user's without a word). `kept`: the
- * copies passed over, to say so.
- *
- * Throws: an Error after 50 names, none free.
+ * The file name a job's executed notebook is saved under: `fail (executed j-…).ipynb` for a run of
+ * `fail.ipynb` — the server's `executed_copy_name` (jupyter_sched/wording/executed.py), which names the CLI's
+ * `logs JOB --notebook` file and the browser's Download, so every way gives one name, one that reads as the
+ * run's copy and never as the user's own notebook (newuser40 N1). Both follow one table of cases
+ * (test/executed_names.json).
  */
-export async function executedCopyPath(
-  dir: string,
-  name: string,
-  notebook: unknown,
-  read: (path: string) => Promise<unknown | null>
-): Promise<{ path: string; write: boolean; kept: string[] }> {
-  const dot = name.lastIndexOf('.');
-  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
-  const want = canonical(notebook);
-  const kept: string[] = [];
-  for (let n = 1; n <= 50; n++) {
-    const path = `${dir}/${n === 1 ? name : `${stem}-${n}${ext}`}`;
-    const had = await read(path);
-    if (had === null || had === undefined) {
-      return { path, write: true, kept };
-    }
-    if (canonical(had) === want) {
-      return { path, write: false, kept };
-    }
-    kept.push(path);
+export function executedCopyName(notebook: string | null | undefined, jobId: string): string {
+  const parts = String(notebook ?? '').replace(/\\/g, '/').split('/');
+  let stem = (parts[parts.length - 1] ?? '').replace(UNSAFE, '_');
+  if (stem.toLowerCase().endsWith('.ipynb')) {
+    stem = stem.slice(0, -'.ipynb'.length);
   }
-  throw new Error(`${dir} holds 50 copies of ${name} that differ from the run's notebook: open one of them, or delete some`);
+  stem = stem.trim().replace(/^\.+/, '').trim() || 'notebook';
+  return `${stem} (executed ${jobId.replace(UNSAFE, '_')}).ipynb`;
+}
+
+/** Where "Open notebook" puts job `jobId`'s executed notebook: `scheduled-runs/<executedCopyName>`. */
+export function executedCopyPath(jobId: string, notebook: string | null | undefined): string {
+  return `${EXECUTED_DIR}/${executedCopyName(notebook, jobId)}`;
 }
 
 /**
- * Open job `jobId`'s executed notebook: fetch it, save it under `scheduled-runs/<job id>/<notebook's name>`
- * (never over a copy that differs: {@link executedCopyPath}) and open it. Returns where it opened and a
- * sentence to show when earlier copies were kept (else null). Throws the API's error (not a notebook job,
- * another user's, none kept any more) for the caller to show.
+ * Open job `jobId`'s executed notebook with no kernel: the first time it is fetched and saved at
+ * {@link executedCopyPath}; later, that copy is opened as it is — the same file on every click (newuser40 N1:
+ * each click wrote `fail-2.ipynb`, `fail-3.ipynb`, … of an unchanged notebook), and a copy the user edited is
+ * theirs, never written over (new user 22, N13's kind; Download gives the run's own again). Returns where it
+ * opened and a sentence for the user: where the copy is, and that it opened with no kernel. Throws the API's
+ * error (not a notebook job, another user's, none kept any more) for the caller to show.
  */
 export async function openExecutedNotebook(
   client: SchedClient,
   jobId: string,
   notebookPath: string | null | undefined,
   files: INotebookFiles
-): Promise<{ path: string; notice: string | null }> {
-  const notebook = await client.request('getExecutedNotebook', { path: { job_id: jobId } });
-  const name = String(notebookPath ?? 'notebook.ipynb').split('/').pop() || 'notebook.ipynb';
-  const read = files.readNotebook ?? (async () => null);
-  const { path, write, kept } = await executedCopyPath(`${EXECUTED_DIR}/${jobId}`, name, notebook, read);
-  if (write) {
+): Promise<{ path: string; notice: string; written: boolean }> {
+  const path = executedCopyPath(jobId, notebookPath);
+  const written = !(files.exists && (await files.exists(path)));
+  if (written) {
+    const notebook = await client.request('getExecutedNotebook', { path: { job_id: jobId } });
     await files.saveNotebook(path, notebook);
   }
-  // an earlier copy with changes of its own is the user's: never overwritten (new user 22, N13's kind)
-  const notice = kept.length
-    ? `${kept.join(', ')} ${kept.length === 1 ? 'differs' : 'differ'} from the run's notebook (edited, or saved while it ran): kept as ${kept.length === 1 ? 'it is' : 'they are'}; opened ${path}`
-    : null;
   await files.openPath(path);
-  return { path, notice };
+  const notice = written
+    ? `${jobId}'s executed notebook saved as ${path} in your files and opened with no kernel (pick one to run it)`
+    : `opened ${path}, the copy of ${jobId}'s executed notebook saved before (with any changes you made; Download gives the run's own)`;
+  return { path, notice, written };
 }
 
 /** {@link INotebookFiles} through JupyterLab's document manager and contents API. */
 export function contentsFiles(app: JupyterFrontEnd): Required<INotebookFiles> {
   const openPath = async (path: string): Promise<void> => {
-    await app.commands.execute('docmanager:open', { path });
+    // a run's copy to read, not to run: no kernel started (newuser40 N1: each Open started one)
+    await app.commands.execute('docmanager:open', { path, kernelPreference: { shouldStart: false, autoStartDefault: false } });
   };
   const saveNotebook = async (path: string, content: unknown): Promise<void> => {
     const contents = app.serviceManager.contents;
@@ -122,15 +109,16 @@ export function contentsFiles(app: JupyterFrontEnd): Required<INotebookFiles> {
     }
     await contents.save(path, { type: 'notebook', format: 'json', content });
   };
-  const readNotebook = async (path: string): Promise<unknown | null> => {
+  const exists = async (path: string): Promise<boolean> => {
     try {
-      return (await app.serviceManager.contents.get(path, { type: 'notebook', content: true })).content as unknown;
+      await app.serviceManager.contents.get(path, { content: false });
+      return true;
     } catch (err) {
       if ((err as { response?: { status?: number } })?.response?.status === 404) {
-        return null; // not there: free to write
+        return false; // not there: free to write
       }
-      throw err; // there but unreadable as a notebook: never written over
+      throw err; // cannot tell: never written over
     }
   };
-  return { openPath, saveNotebook, readNotebook };
+  return { openPath, saveNotebook, exists };
 }

@@ -279,7 +279,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     const files = contentsFiles(app);
     commands.addCommand(CommandIDs.openNotebook, {
       label: trans.__('Open Executed Notebook'),
-      caption: trans.__('Open a notebook job\'s executed notebook (outputs and errors), saved in your files under scheduled-runs/<job id>/'),
+      caption: trans.__('Open a notebook job\'s executed notebook (outputs and errors), saved in your files as scheduled-runs/<notebook> (executed <job id>).ipynb and opened with no kernel'),
       isEnabled: args => !!jobIdFrom(app, args),
       execute: async args => {
         const id = jobIdFrom(app, args);
@@ -289,9 +289,7 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
         try {
           const job = await jobOf(id);
           const { notice } = await openExecutedNotebook(model.client, id, job.notebook, files);
-          if (notice) {
-            Notification.warning(shownText(notice), { autoClose: 12000 });
-          }
+          Notification.info(shownText(notice), { autoClose: 8000 }); // where the copy is (newuser40 N1)
         } catch (err) {
           Notification.error(shownText(trans.__('Could not open the executed notebook of %1: %2', id, describeError(err))), { autoClose: 8000 });
         }

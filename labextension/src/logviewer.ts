@@ -29,7 +29,7 @@ import { Widget } from '@lumino/widgets';
 import { describeError, type SchedClient } from './client';
 import { formatBytes, NULL_TRANS, reasonSentence, reasonText, shownText, stateLabel, stateWord } from './format';
 import { runAttributes, TerminalText, utf8Length } from './terminal';
-import { executedDownloadUrl, hasExecutedNotebook } from './executed';
+import { executedCopyPath, executedDownloadUrl, hasExecutedNotebook } from './executed';
 import { type Job, TERMINAL_STATES } from './types';
 
 /** Bytes asked for per request. */
@@ -66,6 +66,46 @@ export function notStartedText(job: Job, trans: TranslationBundle = NULL_TRANS):
 const DOWNLOAD_BYTES = 1048576;
 
 /** `text` from its first whole line: what follows the first newline (all of it when it has none). */
+/** A line longer than this is shown cut when loaded from earlier in the log (newuser40 N2); Download has it whole. */
+export const LONG_LINE_CHARS = 10000;
+/** Reads of `tailBytes` one "Load earlier" makes at most to find where a very long line starts. */
+export const LONG_LINE_READS = 16;
+
+/**
+ * `[… cut: a line of 300 KB — Download full log has it whole]` after a long line's shown start (`bytes`: its
+ * length), or `[… a line of more than 4.2 MB, its start further back: Load earlier again, or Download full log]`
+ * before the shown end of one whose start was not read yet (`bytes` null, `readBytes` read of it).
+ */
+export function longLineMarker(bytes: number | null, trans: TranslationBundle = NULL_TRANS, readBytes = 0): string {
+  return bytes === null
+    ? trans.__('[… a line of more than %1, its start further back: Load earlier again, or Download full log]', formatBytes(readBytes))
+    : trans.__('[… cut: a line of %1 — Download full log has it whole]', formatBytes(bytes));
+}
+
+/** Where to cut a long line's text for the view: at {@link LONG_LINE_CHARS}, never inside an escape sequence. */
+function cutAt(text: string): number {
+  const esc = text.lastIndexOf('\x1b', LONG_LINE_CHARS);
+  return esc >= 0 && esc > LONG_LINE_CHARS - 64 ? esc : LONG_LINE_CHARS; // a colour sequence cut in two would swallow the marker
+}
+
+/** `text` as shown: a line longer than {@link LONG_LINE_CHARS} cut, with its marker. */
+function cutLine(text: string, bytes: number, trans: TranslationBundle): string {
+  return text.length > LONG_LINE_CHARS ? `${text.slice(0, cutAt(text))} ${longLineMarker(bytes, trans)}` : text;
+}
+
+/** The lines of `text` (whole lines that end at byte `end` of the log, the last with its newline), each with its start and length. */
+function wholeLines(text: string, end: number): { text: string; start: number; bytes: number }[] {
+  const parts = text.split('\n');
+  parts.pop(); // after the last newline: nothing
+  let start = end - utf8Length(text);
+  return parts.map(part => {
+    const bytes = utf8Length(part);
+    const line = { text: part, start, bytes };
+    start += bytes + 1;
+    return line;
+  });
+}
+
 function fromFirstLine(text: string): string {
   const cut = text.indexOf('\n');
   return cut < 0 ? text : text.slice(cut + 1);
@@ -99,6 +139,7 @@ export class LogViewer extends Widget {
   private readonly downloadButton: HTMLButtonElement;
   private readonly notebookNode: HTMLElement;
   private readonly notebookButton: HTMLButtonElement;
+  private readonly notebookTitle: (notebook: string | null | undefined) => string;
   private readonly notebookLink: HTMLAnchorElement;
   private _openNotebook: ((job: Job) => void) | null = null;
   private offset = 0;
@@ -150,7 +191,9 @@ export class LogViewer extends Widget {
     this.notebookButton.type = 'button';
     this.notebookButton.className = 'jp-mod-styled jp-sched-log-open-notebook';
     this.notebookButton.textContent = trans.__('Open notebook');
-    this.notebookButton.title = trans.__('The executed notebook (outputs and errors), saved in your files under scheduled-runs/%1/; or in a terminal: jupyter-sched logs %1 --notebook', jobId);
+    this.notebookTitle = (notebook: string | null | undefined): string =>
+      trans.__('The executed notebook (outputs and errors), saved in your files as %1 and opened with no kernel; or in a terminal: jupyter-sched logs %2 --notebook', executedCopyPath(jobId, notebook), jobId);
+    this.notebookButton.title = this.notebookTitle(job?.notebook);
     this.notebookButton.addEventListener('click', () => {
       if (this._job && this._openNotebook) {
         this._openNotebook(this._job);
@@ -227,6 +270,7 @@ export class LogViewer extends Widget {
   /** Open notebook / Download notebook, once the job is a notebook job that ran and ended. */
   private showNotebook(): void {
     this.notebookNode.hidden = !hasExecutedNotebook(this._job);
+    this.notebookButton.title = this.notebookTitle(this._job?.notebook);
     this.notebookButton.hidden = !this._openNotebook;
   }
 
@@ -280,7 +324,13 @@ export class LogViewer extends Widget {
     );
   }
 
-  /** Read the text before the first line shown (up to {@link TAIL_BYTES}, from its first whole line) and put it above. */
+  /**
+   * Read the text before the first line shown (`tailBytes` of it) and put its whole lines above. When all of it is
+   * one line — longer than `tailBytes`, so never shown, and each click asked for the same bytes again (newuser40
+   * N2) — look further back for where that line starts (up to {@link LONG_LINE_READS} reads a click) and show its
+   * start, cut, with a marker that says how long it is. Every click moves the first byte shown back, so no read is
+   * ever asked twice; a line longer than {@link LONG_LINE_CHARS} is always shown cut ({@link longLineMarker}).
+   */
   async loadEarlier(): Promise<void> {
     const end = this.terminal.firstByte;
     if (end <= 0 || this.earlierButton.disabled) {
@@ -288,16 +338,32 @@ export class LogViewer extends Widget {
     }
     this.earlierButton.disabled = true;
     try {
+      const read = async (from: number, to: number): Promise<{ text: string; next: number } | null> => {
+        const page = await this.client.logs(this.jobId, { offset: from, limit: to - from }, this.controller.signal);
+        // lines were dropped from the top meanwhile (a live log): the text read no longer joins
+        return this.terminal.firstByte === end ? { text: page.text, next: page.next_offset } : null;
+      };
       const from = Math.max(0, end - this.tailBytes);
-      const page = await this.client.logs(this.jobId, { offset: from, limit: end - from }, this.controller.signal);
-      if (this.terminal.firstByte !== end) {
-        this.showEarlier(); // lines were dropped from the top meanwhile (a live log): the text read no longer joins
+      const page = await read(from, end);
+      if (!page) {
+        this.showEarlier();
         return;
       }
-      const text = from > 0 ? fromFirstLine(page.text) : page.text;
+      const first = from > 0 ? page.text.indexOf('\n') : -1;
+      let lines: { text: string; start: number }[];
+      if (from === 0 || (first >= 0 && first < page.text.length - 1)) {
+        lines = wholeLines(from === 0 ? page.text : page.text.slice(first + 1), end).map(line => ({ ...line, text: cutLine(line.text, line.bytes, this.trans) }));
+      } else {
+        const long = await this.longLine(from, end, read);
+        if (!long) {
+          this.showEarlier();
+          return;
+        }
+        lines = [long];
+      }
       const out = this.output;
       const before = out.scrollHeight;
-      const added = this.terminal.prepend(text);
+      const added = this.terminal.prependLines(lines);
       const fragment = document.createDocumentFragment();
       for (let index = 0; index < added; index++) {
         fragment.appendChild(this.renderLine(index));
@@ -312,6 +378,45 @@ export class LogViewer extends Widget {
     } finally {
       this.earlierButton.disabled = false;
     }
+  }
+
+  /**
+   * The line that ends at `end` and holds all of `[from, end)`: where it starts (reading back from `from`, a read
+   * at a time, never the same bytes twice) and its first {@link LONG_LINE_CHARS} characters with a marker; or, when
+   * its start is further back than {@link LONG_LINE_READS} reads, a marker saying so and the line's last
+   * characters, from the lowest byte read (the next click goes on from there). Null: the view changed meanwhile.
+   */
+  private async longLine(
+    from: number,
+    end: number,
+    read: (from: number, to: number) => Promise<{ text: string; next: number } | null>
+  ): Promise<{ text: string; start: number } | null> {
+    let lowest = from;
+    for (let reads = 0; lowest > 0 && reads < LONG_LINE_READS; reads++) {
+      const to = lowest;
+      lowest = Math.max(0, to - this.tailBytes);
+      const page = await read(lowest, to);
+      if (!page) {
+        return null;
+      }
+      const newline = page.text.lastIndexOf('\n');
+      if (newline >= 0 || lowest === 0) {
+        // its start: counted back from where the answer ended (a read that began inside a character counts right)
+        const start = newline >= 0 ? page.next - utf8Length(page.text.slice(newline + 1)) : 0;
+        const head = await read(start, Math.min(end, start + 4 * LONG_LINE_CHARS));
+        if (!head) {
+          return null;
+        }
+        const text = head.text.split('\n')[0];
+        return { text: `${text.slice(0, cutAt(text))} ${longLineMarker(end - 1 - start, this.trans)}`, start };
+      }
+    }
+    const tail = await read(Math.max(lowest, end - 4 * LONG_LINE_CHARS), end);
+    if (!tail) {
+      return null;
+    }
+    const text = tail.text.replace(/\n$/, '');
+    return { text: `${longLineMarker(null, this.trans, end - lowest)} ${text.slice(-LONG_LINE_CHARS)}`, start: lowest };
   }
 
   /** Read the whole log (as it is now) in 1 MiB slices and save it as `<name>-<id>.log`. */

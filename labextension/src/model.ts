@@ -173,6 +173,8 @@ export class SchedModel implements ISchedModel {
   private readonly watchers = new Map<SchedResource, number>();
   private readonly throttles = new Map<SchedResource, Throttle>();
   private stream: EventStream | null = null;
+  /** Whether a read answered during this outage of the stream has already reconnected it ({@link kickStream}). */
+  private streamKicked = false;
   private pollTimer: ReturnType<typeof setInterval> | null = null;
   private starting: Promise<void> | null = null;
   private streamWasOpen = false;
@@ -583,6 +585,7 @@ export class SchedModel implements ISchedModel {
       this.setError(resource, null);
       this.setDown(resource, null);
       this.askZoneLabelsIfOwed(); // the server answers again
+      this.kickStream();
     } catch (err) {
       if (serverWide(err)) {
         // the same for every resource: said once, under the panel's header (newuser26 n12), not per section
@@ -721,9 +724,22 @@ export class SchedModel implements ISchedModel {
     })();
   }
 
+  /**
+   * A read was answered while the event stream is down: connect it again now rather than at the end of its backoff
+   * (up to 30 s), once per outage — newuser40 n3: after a server restart the data came back and the header still
+   * said RECONNECTING for ~30 s. A stream that fails again goes on with its own (reset) backoff.
+   */
+  private kickStream(): void {
+    if (this.stream && this.stream.status === 'down' && !this.streamKicked) {
+      this.streamKicked = true;
+      this.stream.reconnect();
+    }
+  }
+
   private onStreamStatus(status: StreamStatus): void {
     this.streamStatusChanged.emit(status);
     if (status === 'open') {
+      this.streamKicked = false; // the next outage may kick it again
       this.askZoneLabelsIfOwed(); // the server answers again
       if (this.streamWasOpen) {
         // catch up on whatever happened while disconnected (throttled per resource)

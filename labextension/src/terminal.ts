@@ -168,6 +168,29 @@ export class TerminalText {
     return added;
   }
 
+  /**
+   * Put earlier lines above the lines kept, each with the byte offset in the log where it starts — as
+   * {@link prepend}, for lines whose text shown is not their text in the log (a very long line cut for the view,
+   * newuser40 N2): the offsets stay the log's, so later reads join. The last line ends where the first kept
+   * line starts. Returns how many lines were added.
+   */
+  prependLines(lines: ReadonlyArray<{ text: string; start: number }>): number {
+    if (!lines.length) {
+      return 0;
+    }
+    const earlier = new TerminalText(Number.MAX_SAFE_INTEGER);
+    earlier.startAt(lines[0].start);
+    for (const line of lines) {
+      earlier.starts[earlier.starts.length - 1] = line.start;
+      earlier.write(`${line.text}\n`);
+    }
+    const added = earlier.lines.length - 1; // the empty line after the last newline
+    this.lines.unshift(...earlier.lines.slice(0, added));
+    this.starts.unshift(...earlier.starts.slice(0, added));
+    this.cap += added;
+    return added;
+  }
+
   /** Runs of line `index`. */
   runs(index: number): IRun[] {
     return this.lines[index]?.runs() ?? [];

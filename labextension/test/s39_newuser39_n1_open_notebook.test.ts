@@ -87,17 +87,13 @@ describe('newuser39 N1: the executed notebook of any notebook job, from My work 
     const files = {
       openPath: async (path: string) => void openedPaths.push(path),
       saveNotebook: async (path: string, content: unknown) => void saved.set(path, content),
-      readNotebook: async (path: string) => saved.get(path) ?? null
+      exists: async (path: string) => saved.has(path)
     };
     const client = new SchedClient(server.transport);
     const first = await openExecutedNotebook(client, 'j-nb', failedNotebook.notebook, files);
-    expect(first).toEqual({ path: 'scheduled-runs/j-nb/rep.ipynb', notice: null });
-    expect(saved.get('scheduled-runs/j-nb/rep.ipynb')).toEqual(executed);
-    expect(openedPaths).toEqual(['scheduled-runs/j-nb/rep.ipynb']);
-    saved.set('scheduled-runs/j-nb/rep.ipynb', { cells: [], nbformat: 4 }); // edited since: kept
-    const again = await openExecutedNotebook(client, 'j-nb', failedNotebook.notebook, files);
-    expect(again.path).toBe('scheduled-runs/j-nb/rep-2.ipynb');
-    expect(again.notice).toContain('kept as it is');
+    expect(first.path).toBe('scheduled-runs/rep (executed j-nb).ipynb'); // newuser40 N1: the run's own name
+    expect(saved.get('scheduled-runs/rep (executed j-nb).ipynb')).toEqual(executed);
+    expect(openedPaths).toEqual(['scheduled-runs/rep (executed j-nb).ipynb']);
     server.routes.set('GET jobs/j-py/notebook', () => json(404, { error: { code: 'not_found', message: 'job j-py has no executed notebook', field: 'job_id', hint: null } }));
     await expect(openExecutedNotebook(client, 'j-py', null, files)).rejects.toThrow('has no executed notebook');
   });

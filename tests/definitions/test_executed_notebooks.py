@@ -100,7 +100,7 @@ def test_the_runs_own_notebook_is_served_and_opened_in_embedded_mode(svc: Server
     mallory = svc.caller("mallory")
     served = svc.definitions.executed_notebook(mallory, "j-ok")
     served.file.close()
-    assert served.filename == "steal-j-ok.ipynb"
+    assert served.filename == "steal (executed j-ok).ipynb"
     root = tmp_path / "root"
     root.mkdir()
     opened = svc.definitions.open_executed_notebook(mallory, "j-ok", str(root))

@@ -133,17 +133,19 @@ async def test_the_engine_fires_a_schedule_and_a_failed_run_keeps_its_notebook(
     download = await http.get(f"jobs/{run['job_id']}/notebook", params={"download": "true"})
     assert download.status_code == 200
     assert download.headers["Content-Type"] == "application/x-ipynb+json"  # as openapi.yaml documents it
-    assert download.headers["Content-Disposition"] == f'attachment; filename="flaky-{run["job_id"]}.ipynb"'
+    assert download.headers["Content-Disposition"] == (
+        f'attachment; filename="flaky (executed {run["job_id"]}).ipynb"; '
+        f"filename*=UTF-8''flaky%20%28executed%20{run['job_id']}%29.ipynb")
     executed = nbformat.reads(download.text, as_version=4)
     assert executed.cells[4].outputs[0]["ename"] == "RuntimeError"
     opened = conforms("openExecutedNotebook", 200, await ok(await http.post(f"jobs/{run['job_id']}/notebook/open")))
-    assert opened["path"] == f"scheduled-runs/{run['job_id']}/flaky.ipynb"
+    assert opened["path"] == f"scheduled-runs/flaky (executed {run['job_id']}).ipynb"
     assert json.loads((jp_root_dir / opened["path"]).read_text())["cells"][4]["outputs"][0]["evalue"] == "no data for friday"
     # new user 22, N13's kind: opened again, the same copy; once edited, it is kept and the run goes beside it
     assert (await ok(await http.post(f"jobs/{run['job_id']}/notebook/open")))["path"] == opened["path"]
     (jp_root_dir / opened["path"]).write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     beside = await ok(await http.post(f"jobs/{run['job_id']}/notebook/open"))
-    assert beside["path"] == f"scheduled-runs/{run['job_id']}/flaky-2.ipynb", beside
+    assert beside["path"] == f"scheduled-runs/flaky (executed {run['job_id']})-2.ipynb", beside
     assert json.loads((jp_root_dir / opened["path"]).read_text())["cells"] == []  # the user's edit stays
     runs = await ok(await http.get(f"definitions/{created['id']}/runs", params={"limit": 500}))
     times = [r["scheduled_for"] for r in runs if r["trigger"] == "schedule"]

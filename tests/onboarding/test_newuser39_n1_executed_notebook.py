@@ -76,7 +76,7 @@ def test_newuser39_N1_a_failed_notebook_jobs_executed_notebook_is_fetched_by_its
 
     saved = cli(server, "tok-ann", tmp_path, "logs", "nbf", "--notebook")  # a name of mine, as logs takes it
     assert saved.code == 0, saved
-    target = tmp_path / f"rep-{job_id}.ipynb"
+    target = tmp_path / f"rep (executed {job_id}).ipynb"
     assert str(target) in saved.out, saved
     executed = json.loads(target.read_text(encoding="utf-8"))
     errors = [out for cell in executed["cells"] for out in cell.get("outputs", ()) if out["output_type"] == "error"]

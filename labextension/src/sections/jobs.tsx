@@ -8,7 +8,7 @@ import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
 import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, shownText, stateLabel, stateWord, stoppingText, workName } from '../format';
-import { executedDownloadUrl, hasExecutedNotebook } from '../executed';
+import { executedCopyPath, executedDownloadUrl, hasExecutedNotebook } from '../executed';
 import { keepAliveOffered } from '../keepalive';
 import type { ISchedModel, ISchedSection } from '../tokens';
 import { ACTIVE_STATES, allocationGpus, holdAction, type IdleEntry, isHeld, isWaiting, type Job, type QueueRow, resourcesOf, TERMINAL_STATES } from '../types';
@@ -435,7 +435,7 @@ export class MyWorkView extends ModelView {
                   {hasExecutedNotebook(job) ? (
                     // a notebook job's executed notebook, as a definition's run has it (newuser39 N1)
                     <>
-                      <button type="button" className="jp-sched-button jp-sched-open-notebook" aria-label={trans.__('Open the executed notebook of %1', name)} title={trans.__('Its outputs and errors, saved in your files under scheduled-runs/%1/', job.id)} onClick={() => this.run(CommandIDs.openNotebook, job)}>
+                      <button type="button" className="jp-sched-button jp-sched-open-notebook" aria-label={trans.__('Open the executed notebook of %1', name)} title={trans.__('Its outputs and errors, saved in your files as %1 and opened with no kernel (the same copy on every click)', executedCopyPath(job.id, job.notebook))} onClick={() => this.run(CommandIDs.openNotebook, job)}>
                         {trans.__('Open notebook')}
                       </button>
                       <a className="jp-sched-button jp-sched-download-notebook" href={executedDownloadUrl(job.id)} download="" aria-label={trans.__('Download the executed notebook of %1', name)}>

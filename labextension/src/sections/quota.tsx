@@ -7,7 +7,7 @@ import * as React from 'react';
 
 import { budgetStandingText, formatNumber, gpuHoursPhrase, lastDaysText, quotaFractions, quotaLabel, serverText, shownText } from '../format';
 import type { ISchedModel, ISchedSection } from '../tokens';
-import { allocationGpus, type QuotaLine } from '../types';
+import { allocationGpus, type Me, type QuotaLine } from '../types';
 import { ErrorNote, Meter, ModelView } from './base';
 
 function numberField(value: unknown): number | undefined {
@@ -39,6 +39,23 @@ export function quotaUsed(q: QuotaLine, model: ISchedModel): number {
     }
   }
   return used;
+}
+
+/**
+ * What a team's line (any model, not one user's) counts now, as the server counts it for admission, `status` and
+ * `queue --summary` (GET me's `by_team[].in_use`, else `team_in_use`: a GPU only the team's shares hold counts
+ * whole) and what the team's work asked (`in_use` less `held_whole`); null where the server does not say it (a
+ * user's line, a line of one GPU model, an older server). Newuser40 N3: the bar said "2.1 used" with room shown
+ * beside a sentence saying 3 GPUs in use of at most 3, while the next job was refused for lack of room.
+ */
+export function lineCount(q: Pick<QuotaLine, 'team' | 'user' | 'gpu_model'>, me: Me | null): { counted: number; asked: number } | null {
+  if (!me || q.user || q.gpu_model !== '*') {
+    return null;
+  }
+  const row = (me.by_team ?? []).find(t => t.team === q.team);
+  const [inUse, whole] = row ? [row.in_use, row.held_whole] : me.team === q.team ? [me.team_in_use, me.team_held_whole] : [null, null];
+  const counted = numberField(inUse);
+  return counted === undefined ? null : { counted, asked: Math.max(0, counted - (numberField(whole) ?? 0)) };
 }
 
 interface IBudget {
@@ -107,9 +124,13 @@ export class QuotaView extends ModelView {
           <p className="jp-sched-muted jp-sched-quota-text">{shownText(trans.__('No quota lines for %1.', [...teams].join(', ') || trans.__('your team')))}</p>
         ) : null}
         {relevant.map(q => {
-          const used = quotaUsed(q, model);
+          const count = lineCount(q, me);
+          const used = count?.counted ?? quotaUsed(q, model);
           const guaranteed = q.guaranteed ?? 0;
           const f = quotaFractions(used, guaranteed, q.borrowing_limit ?? null, trans);
+          if (count && used - count.asked >= 0.0005) {
+            f.text += trans.__(' (%1 asked; a GPU only the team\'s shares hold counts whole against the line)', formatNumber(count.asked, 2));
+          }
           const label = quotaLabel(q, trans);
           const shown = shownText(label); // the team's and user's hidden characters as escapes (s30)
           return (
@@ -170,7 +191,9 @@ export class QuotaView extends ModelView {
   }
 }
 
+/** The section header's `3 in use`: what the default team's lines count ({@link lineCount}, newuser40 N3), else your own. */
 export function quotaBadge(model: ISchedModel, trans: TranslationBundle): string {
-  const inUse = model.me?.in_use?.gpus;
+  const me = model.me;
+  const inUse = numberField(me?.team_in_use) ?? me?.in_use?.gpus;
   return typeof inUse === 'number' ? trans.__('%1 in use', formatNumber(inUse, 2)) : '';
 }
