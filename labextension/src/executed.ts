@@ -93,8 +93,9 @@ export async function openExecutedNotebook(
 /** {@link INotebookFiles} through JupyterLab's document manager and contents API. */
 export function contentsFiles(app: JupyterFrontEnd): Required<INotebookFiles> {
   const openPath = async (path: string): Promise<void> => {
-    // a run's copy to read, not to run: no kernel started (newuser40 N1: each Open started one)
-    await app.commands.execute('docmanager:open', { path, kernelPreference: { shouldStart: false, autoStartDefault: false } });
+    // a run's copy to read, not to run: no kernel started (newuser40 N1: each Open started one). JupyterLab 4's
+    // SessionContext starts none and asks nothing when shouldStart is false ("No Kernel"; the user picks one to run)
+    await app.commands.execute('docmanager:open', { path, kernelPreference: { shouldStart: false } });
   };
   const saveNotebook = async (path: string, content: unknown): Promise<void> => {
     const contents = app.serviceManager.contents;

@@ -79,7 +79,7 @@ describe('newuser40 N1: one executed-notebook copy, one name, no kernel', () => 
     } as unknown as JupyterFrontEnd;
     await contentsFiles(app).openPath('scheduled-runs/fail (executed j-f).ipynb');
     expect(executed).toEqual([
-      { command: 'docmanager:open', args: { path: 'scheduled-runs/fail (executed j-f).ipynb', kernelPreference: { shouldStart: false, autoStartDefault: false } } }
+      { command: 'docmanager:open', args: { path: 'scheduled-runs/fail (executed j-f).ipynb', kernelPreference: { shouldStart: false } } }
     ]);
   });
 
