@@ -6,13 +6,16 @@ sentence (:func:`~.ceiling.unlisted_warning`). Nothing running is stopped by a l
 runs on, and the team's pending work waits until its use is under the new limit. :func:`over_limit_warnings`
 says that per line — per team, per GPU model where the lines are per model, per user for a user's
 cap — from a :class:`~.ledger.QuotaLedger` of the *new* set charged with the running work (the
-scheduling cycle's own charge: :class:`~jupyter_sched.scheduling.ledger.CycleLedger`), so the
-numbers are those admission then uses. Pure: no I/O, no clock.
+scheduling cycle's own charge: :class:`~jupyter_sched.scheduling.context.CycleContext`'s, a GPU only
+a team's shares occupy counted whole), so the numbers are those admission then uses, the asked
+figure said beside them where they differ. Work the same change preempts is said apart (its own
+lines): the ledger is charged without it, and a line says what runs on *besides* it (newuser40 N4:
+"preempts … half4 … half3" and "it runs on (nothing is stopped)" in one answer). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from ..model import ANY_MODEL, GPU_MILLI, JobSpec, QuotaSet
 from ..model.units import gpus_phrase
@@ -21,7 +24,8 @@ from .ledger import Line, QuotaLedger, line_applies
 __all__ = ["over_limit_warnings"]
 
 
-def over_limit_warnings(ledger: QuotaLedger, old: QuotaSet, pending: Iterable[JobSpec]) -> list[str]:
+def over_limit_warnings(ledger: QuotaLedger, old: QuotaSet, pending: Iterable[JobSpec], *,
+                        preempted: Mapping[tuple[str, str | None, str], int] | None = None) -> list[str]:
     """One warning per quota line of ``ledger.quotas`` (the new set) whose running work — what
     ``ledger`` is charged with — holds more GPUs than the line's ceiling (guaranteed + borrowing
     limit), where ``old`` (the set in force before) had no such line or a higher (or no) ceiling
@@ -30,7 +34,12 @@ def over_limit_warnings(ledger: QuotaLedger, old: QuotaSet, pending: Iterable[Jo
     the pending jobs, counted on the lines that count their requests (a GPU-model line: those that
     ask only for models it covers; a user's line: that user's); those asking for more than the
     ceiling itself are said apart (``2 more ask for more than 1 GPU and can never start under
-    it``). Lines in the new set's order; empty when no line is over."""
+    it``). Held is what the line counts (:meth:`~.ledger.QuotaLedger.used`: a team line's shares
+    alone on a GPU count it whole), the asked figure beside it where it differs (``holds 3 GPUs as the
+    line counts them (2.1 GPUs asked: …)``). ``preempted``: per line key, how many running jobs the
+    same change preempts (left out of ``ledger``, their specs among ``pending``): a line over its limit
+    says ``besides the 3 preemptions above, the rest runs on``; one they bring within it says nothing.
+    Lines in the new set's order; empty when no line is over."""
     before = {q.key: q for q in old.quotas}
     specs = [s for s in pending if s.resources.total_milli > 0]
     said: list[str] = []
@@ -38,7 +47,7 @@ def over_limit_warnings(ledger: QuotaLedger, old: QuotaSet, pending: Iterable[Jo
         line = ledger.lines.get(q.key)
         if line is None or line.ceiling is None:
             continue
-        held = ledger.usage.get(line.key, 0)
+        held, asked = ledger.used(line.key), ledger.usage.get(line.key, 0)
         if held <= line.ceiling:
             continue
         was = before.get(q.key)
@@ -52,9 +61,14 @@ def over_limit_warnings(ledger: QuotaLedger, old: QuotaSet, pending: Iterable[Jo
         if never:  # above the ceiling itself: never, whatever ends (new user 18, N12)
             after += (f"; {never} more ask{'s' if never == 1 else ''} for more than "
                       f"{gpus_phrase(line.ceiling / GPU_MILLI)} and can never start under it")
-        said.append(f"{_scope(line)}: running work holds {gpus_phrase(held / GPU_MILLI)}, "
+        stopped = (preempted or {}).get(line.key, 0)
+        besides = (f"besides the {stopped} preemption{'s' if stopped != 1 else ''} above, " if stopped else "")
+        runs = ("the rest runs on (nothing else is stopped)" if stopped else "it runs on (nothing is stopped)")
+        counted_as = ("" if asked == held else f" as the line counts them ({gpus_phrase(asked / GPU_MILLI)} asked: "
+                      f"a GPU only its shares occupy counts whole)")
+        said.append(f"{_scope(line)}: {besides}running work holds {gpus_phrase(held / GPU_MILLI)}{counted_as}, "
                     f"{gpus_phrase((held - line.ceiling) / GPU_MILLI)} over the new limit of "
-                    f"{gpus_phrase(line.ceiling / GPU_MILLI)} — it runs on (nothing is stopped); {after}")
+                    f"{gpus_phrase(line.ceiling / GPU_MILLI)} — {runs}; {after}")
     return said
 
 

@@ -25,6 +25,7 @@ from ..model.validation import asked_models, models_absent
 from ..quota.capacity import shortfall_text, shortfalls
 from ..quota.ceiling import Stranded, scope_warnings, unlisted_warning
 from ..quota.changes import quota_changes
+from ..quota.held_whole import HeldAway
 from ..quota.lowered import over_limit_warnings
 from ..quota.user_lines import non_member_warnings, user_line_warnings
 from ..scheduling import SchedulingProfile
@@ -274,14 +275,18 @@ class QuotasService:
                        unlisted_borrowing_limit=self.ctx.store.unlisted_borrowing_limit,
                        unreadable=tuple(u for u in current.unreadable if left[u.table]))
         old_dict, new_dict = quota_set_to_dict(current), quota_set_to_dict(new)
-        over = self.over_limit(current, new) if request.quotas is not None else []
         changes = quota_changes(current, new)  # what changed, line by line (hubadmin25 B2)
         reclaimed = self.would_reclaim(new)  # running work the change preempts at once (hubadmin25 B17)
         now = self.ctx.clock.now()
         preempts = [reclaim_warning(victim, p, by, now) for victim, p, by in reclaimed]
         # ... and once a team's reclaim cool-down ends (newuser38 n13: the preview said nothing of it)
+        deferred = self.deferred_reclaims(new, reclaimed)
         preempts += [deferred_reclaim_warning(victim, p, by, now, until, team)
-                     for victim, p, by, until, team in self.deferred_reclaims(new, reclaimed)]
+                     for victim, p, by, until, team in deferred]
+        # what is over the new limits besides the preemptions just listed (newuser40 N4: one answer said both
+        # "preempts … half4 … half3" and "it runs on (nothing is stopped)")
+        victims = [victim for victim, _, _ in reclaimed] + [victim for victim, *_ in deferred]
+        over = self.over_limit(current, new, victims) if request.quotas is not None else []
         if request.dry_run:
             return self._answer(new, caller, [*preempts, *over], dry_run=True, preempts=preempts)
         said = message or (f"quotas changed by {caller.user}: {'; '.join(changes)}" if changes else
@@ -359,11 +364,14 @@ class QuotasService:
             found.append((jobs[job_id], p, by, ends[team], team))
         return found
 
-    def over_limit(self, old: QuotaSet, new: QuotaSet) -> list[str]:
+    def over_limit(self, old: QuotaSet, new: QuotaSet, preempted: Sequence[Job] = ()) -> list[str]:
         """The lines of ``new`` set below what their team's (or user's) running work holds, where
-        ``old`` had them higher (hubadmin24 B4): :func:`~..quota.lowered.over_limit_warnings` over a
+        ``old`` had them higher (hubadmin24 B4): :func:`~..quota.lowered.over_limit_warnings` over the
         ledger of ``new`` charged with the live work as the scheduling cycle charges it (work on GPUs
-        gone from the inventory included, hubadmin24 B3); none when the inventory cannot be read."""
+        gone from the inventory included, hubadmin24 B3; what a team's shares hold away counted as every
+        quota check counts it, :class:`~..quota.held_whole.HeldAway`: newuser40 N4) — less ``preempted`` (the running work this change
+        preempts, said apart: what remains over the limit is what runs on; requeued, they wait with the
+        pending work); none when the inventory cannot be read."""
         if not new.quotas:
             return []
         try:
@@ -371,8 +379,23 @@ class QuotasService:
         except SchedError:
             return []
         live = [record.job for record in self.ctx.store.live_jobs()]
-        ledger = CycleLedger(Snapshot(now=self.ctx.clock.now(), inventory=inventory, jobs=tuple(live), quotas=new))
-        return over_limit_warnings(ledger.quota, old, (j.spec for j in live if j.state is JobState.PENDING))
+        gone = {victim.id for victim in preempted}
+        on_line: dict[tuple[str, str | None, str], int] = {}
+        if gone:  # the lines each preempted job is charged to, as the cycle charges it
+            charges = CycleLedger(Snapshot(now=self.ctx.clock.now(), inventory=inventory, jobs=tuple(live),
+                                           quotas=new)).quota.charges
+            for job_id in gone:
+                for key in charges.get(job_id, ((), 0))[0]:
+                    on_line[key] = on_line.get(key, 0) + 1
+        kept = tuple(j for j in live if j.id not in gone)
+        cycle = CycleLedger(Snapshot(now=self.ctx.clock.now(), inventory=inventory, jobs=kept, quotas=new))
+        ledger = cycle.quota
+        shares = frozenset(j.id for j in kept if j.state.holds_gpus and j.allocation is not None
+                           and j.allocation.gpu_milli < GPU_MILLI)
+        if shares:  # every quota check counts what a team's shares hold away (CycleContext.count_shares)
+            ledger.held = HeldAway(cycle.state, shares, {}, ledger.charges)
+        waiting = [j.spec for j in live if j.state is JobState.PENDING or j.id in gone]
+        return over_limit_warnings(ledger, old, waiting, preempted=on_line)
 
     def set_members(self, actor: str, members: Mapping[str, tuple[str, ...]], *, config_digest: str | None = None,
                     message: str | None = None, notify: bool = True) -> None:
