@@ -18,32 +18,22 @@ from __future__ import annotations
 
 import json
 import secrets
-import socket
 from pathlib import Path
 
 from tests.accounts import shared_dir
 from tests.hub.hub_double import TOKEN
 from tests.hub.test_red17_front_door import Service
 from tests.hub.test_verify23_v5_pipelined_share import _hub
+from tests.hub.test_verify39_v2_v4_lines_of_nobody import _send
 
 ROUNDS = 15
 STATE = "y" * 30_000
 
 
-def _send(port: int, head: str) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
-        sock.sendall(head.encode())
-        answer = b""
-        while chunk := sock.recv(65536):
-            answer += chunk
-        return answer
-
-
 def test_red40_r2_r3_favicon_oauth_state_and_redirects_of_nobody_write_no_traceback_and_a_line_a_minute() -> None:
     with shared_dir("jsched-r40-") as shared, _hub() as api:
-        folder = shared / "svc"
-        folder.mkdir()
-        service = Service(folder, hub_api=api, hub_token=TOKEN)
+        (shared / "svc").mkdir()
+        service = Service(shared / "svc", hub_api=api, hub_token=TOKEN)
         host = f"Host: 127.0.0.1:{service.port}\r\nConnection: close\r\n"
         try:
             icons, robots = [], []
