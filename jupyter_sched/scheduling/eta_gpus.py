@@ -16,9 +16,9 @@ the cycle's walk stops on.
 
 :meth:`NodeGpus.place` says which node the placer gives a one-worker job that starts where the replay counts
 several nodes able to hold it: its walk by free count, the order of each count's nodes (the cycle loads running
-jobs in the snapshot's order; its own admissions and the reservation's masks move nodes after them) and the
-binpack and topology scores (s40-eta: the replay took the first node by index; 17 of 2,000 one-user worlds of up
-to three nodes off, 3 after).
+jobs in the snapshot's order; its own admissions, the reservation's masks and the trial walk of
+:meth:`NodeGpus.node` move nodes after them) and the binpack and topology scores (s40-eta: the replay took the
+first node by index; 17 of 2,000 one-user worlds of up to three nodes off, none after).
 
 Only where units are nodes (a node of one model, or its GPUs of one model: :mod:`.eta_units`); on pools
 the replay keeps its count (free now first). Not modelled: a reservation's worker layout on a node (its
@@ -117,8 +117,9 @@ class NodeGpus:
         ``t``: :func:`..backfill.easy.walk_ends` releases the work running then by latest end, then holder, and
         stops at the first release after which a node holds it; of the units that do then, the fullest (best
         fit; the first of ``units`` among equals). Where two jobs end at ``start`` on two nodes only the first
-        may be released: the projection, which sees both ended, took the fuller node of the two. None: none
-        holds it by ``start``."""
+        may be released: the projection, which sees both ended, took the fuller node of the two. The walk runs
+        in a trial the cycle undoes: each released job's node is taken again and moves behind the others
+        (:meth:`place`'s order). None: none holds it by ``start``."""
         self._step(t)
         expected, latest, holder = self.expected, self.latest, self.holder
         free = dict.fromkeys(units, 0)
@@ -133,12 +134,17 @@ class NodeGpus:
                 elif latest[g] <= start:
                     ending.setdefault((latest[g], holder[g]), []).append(unit)
         fits = [u for u in units if free[u] >= count]
+        released: list[int] = []
         for key in sorted(ending):
             if fits:
                 break
             for unit in ending[key]:
                 free[unit] += 1
+            released.append(ending[key][0])
             fits = [u for u in units if free[u] >= count]
+        # the walk ran in a trial: undone newest first, each release's node taken again, moved last (:meth:`place`)
+        for unit in reversed(released):
+            self._touch(unit)
         return min(fits, key=free.__getitem__) if fits else None
 
     def place(self, units: Sequence[int], count: int, t: float, *, around: bool = False) -> int | None:

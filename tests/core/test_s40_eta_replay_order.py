@@ -12,7 +12,7 @@ two or three users and fair-share usage fed as the engine feeds it: 68 of 2,000 
 
 After: 3 of 2,000, which the placer's choice among nodes took (the replay took the first by index); the replay
 now walks the nodes as the placer does (:meth:`~jupyter_sched.scheduling.eta_gpus.NodeGpus.place`): 0 of 2,000
-(one user, up to three nodes, NVLink pairs: 17 of 2,000 before, 3 after). A share its quota holds back (red team 38 R3:
+(one user, up to three nodes, NVLink pairs: 17 of 2,000 before, 0 after). A share its quota holds back (red team 38 R3:
 each 0.1 GPU x 70 GiB share takes a GPU of its own, counted whole) named other teams' jobs as what it waited
 for; the projection now counts the GPUs only a team's shares hold whole on its lines, charges a share opening a
 GPU the whole GPU, and packs shares by the GPU memory they reserve.
@@ -178,4 +178,22 @@ def test_s40_eta_a_start_takes_the_node_the_placer_walks_to_first_among_equally_
     assert {j: _s(e) for j, e in etas.items()} == {"p0": 70.0, "p1": 70.0, "p2": 70.0, "p3": 1270.0}
     at_70 = run_cycle(_at(snap, 70))
     assert {a.job_id: a.allocation.node for a in at_70.admits} == {"p0": "n0", "p1": "n1", "p2": "n0"}
+    assert _admitted(snap, {}) == etas
+
+
+def test_s40_eta_the_reservation_s_walk_moves_its_node_behind_the_others() -> None:
+    # at +130 s GPU 0 of n0 and of n1 free. p0 (2 GPUs) is reserved on n0 at +210 s (r01's end): the cycle's walk
+    # released r01 in a trial, and taking it back moved n0 behind n1 among the nodes with one GPU free, so p2
+    # (1 min, ends by +210 s: it may use the GPU kept for p0) goes to n1 and p5 (10 min) waits for p2's end. The
+    # replay gave p2 n0's GPU (the first node by the snapshot's order) and started p5 on n1's at +130 s
+    jobs = [_on(make_job("r00", time_limit_s=160), "n0", (0,), 30),
+            _on(make_job("r01", gpus=3, time_limit_s=240), "n0", (1, 2, 3), 30),
+            _on(make_job("r10", time_limit_s=160), "n1", (0,), 30),
+            _on(make_job("r11", gpus=3, time_limit_s=630), "n1", (1, 2, 3), 30),
+            make_job("p0", gpus=2, time_limit_s=300, submitted=-10), make_job("p2", time_limit_s=60, submitted=-9),
+            make_job("p5", time_limit_s=600, submitted=-8)]
+    snap = snapshot([make_node("n0", gpus=4), make_node("n1", gpus=4)], jobs)
+    etas = _etas(snap)
+    assert {j: _s(e) for j, e in etas.items()} == {"p0": 210.0, "p2": 130.0, "p5": 190.0}
+    assert {a.job_id: a.allocation.node for a in run_cycle(_at(snap, 130)).admits} == {"p2": "n1"}
     assert _admitted(snap, {}) == etas
