@@ -486,9 +486,10 @@ class SchedMagics(Magics):
                 self._print(f"Keepalive: {kept}.")
             if busy := busy_bound_words(lease.get("idle_release")):  # red39 R8: "busy" keeps idle GPUs only so long
                 self._print(f"Busy kernel: {busy}.")
-            warned = self._idle_warning(str(lease.get("id")), limit_end(lease))
-            if warned:  # a warned lease loses its GPUs and CUDA state: say so here (new user 4)
-                self._print(f"Warning: {warned}.")
+            idle, warned = self._idle_warning(str(lease.get("id")), limit_end(lease))
+            if idle:  # a warned lease loses its GPUs and CUDA state: say so here (new user 4); "Warning:" only once
+                # warned — before, right at grant, it is the rule's information (newuser40 n7)
+                self._print(f"{'Warning' if warned else 'Idle rule'}: {idle}.")
             if is_granted(lease):
                 self._print(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
         if message:  # no GPUs: said above, not also as pandas' "Empty DataFrame" (new user 22, small items)
@@ -557,15 +558,17 @@ class SchedMagics(Magics):
         os.environ[GPU_MILLI_ENV] = "0"
         self._print(f"{head}; it is now '' (no GPU) so nothing here uses GPUs it no longer holds.")
 
-    def _idle_warning(self, lease_id: str, ends_at: datetime | None = None) -> str:
-        """The open idle warning of ``lease_id`` in words (``GET idle``), or "" — also when its idle
-        deadline is at or after ``ends_at``, its time-limit end (the rule of every surface, new user 24, N2)."""
+    def _idle_warning(self, lease_id: str, ends_at: datetime | None = None) -> tuple[str, bool]:
+        """The idle note of ``lease_id`` in words (``GET idle``), or "" — also when its idle deadline is at or
+        after ``ends_at``, its time-limit end (the rule of every surface, new user 24, N2) — and whether it is
+        a warning: the lease is in its warning window (stage ``warned``) or reported idle, not merely idle
+        since its grant (newuser40 n7: "Warning: idle since …" right at grant, before anything was done)."""
         try:
             entries = self.client.idle_candidates()
         except SchedError:
-            return ""
-        return next((note for e in entries if str(e.get("job_id")) == lease_id
-                     and (note := idle_note(e, _now(), magic=True, ends_at=ends_at))), "")
+            return "", False
+        return next(((note, e.get("stage") != "idle") for e in entries if str(e.get("job_id")) == lease_id
+                     and (note := idle_note(e, _now(), magic=True, ends_at=ends_at))), ("", False))
 
     def _samples(self, job_id: str | None) -> list[dict[str, Any]]:
         """Latest telemetry samples, or [] when this server offers no telemetry route."""
