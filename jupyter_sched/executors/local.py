@@ -525,6 +525,16 @@ class _Tracked:
     leftovers_since: float | None = None
     ended_before_stop: bool = False
     """Nothing of it ran and its end was recorded when :meth:`LocalExecutor.stop` came (:attr:`.base.Exited.before_stop`)."""
+    live_at_stop: bool = False
+    """The stop found processes of the job alive besides its wrapper (red40 R5: then an ``exit.json`` saying it ended
+    before the stop is believed only as :func:`_own_end` says)."""
+    record_at_stop: tuple[int, datetime] | None = None
+    """The end record (exit code, end) that was there when the stop came, saying no signal had reached the wrapper and
+    an end before the stop: a command that had ended, whose wrapper still ended what it left (red39 R2)."""
+    wrapper_at_kill: str = ""
+    """The wrapper as the stop's SIGKILL found it: ``"running"`` (a SIGKILL end of it is the stop's doing, not its
+    job's), ``"stopped"`` (SIGSTOPped: by its job, the service never stops one), ``""`` gone or not sent
+    (:func:`_wrapper_killed`)."""
     seen_running_at: datetime | None = None
     """When this service last saw something of the job running (wall clock): the earliest end an
     ``exit.json`` may claim — the file is the owner's to write (red-team 5 finding 3)."""
@@ -1826,6 +1836,7 @@ class LocalExecutor:
             return
         now = self._monotonic()
         t.ended_before_stop = self._ended_on_its_own(t)
+        self._look_at_stop(t)
         t.stopping, t.stop_words, t.stop_began = True, reason, now
         if reason:  # before any signal: the wrapper reads it once the job ended
             _tell_wrapper(t, {"stop": reason})
@@ -1836,6 +1847,17 @@ class LocalExecutor:
         else:
             t.plan = [(now, signal.SIGTERM), (now + grace, signal.SIGKILL)]
         self._advance_plan(t, now)
+
+    def _look_at_stop(self, t: _Tracked) -> None:
+        """What the service itself sees of ``t`` as its stop goes out (red40 R5): whether anything of the job runs besides
+        its wrapper, and the end record there now where it says the command ended, before any signal and before now
+        — the record is the owner's, so only what this look saw lets :func:`_own_end` believe its ``before_signal``."""
+        root = self._root_pid(t)
+        t.live_at_stop = bool(self._members(t) - {root or 0})
+        record = _exit_record(t)
+        ended = _read_exit(t.job_dir, t.owner_uid) if record is not None and record.get("before_signal") is True \
+            else None
+        t.record_at_stop = ended if ended is not None and ended[1] <= datetime.now(timezone.utc) else None
 
     def _ended_on_its_own(self, t: _Tracked) -> bool:
         """Whether ``t``'s work had already ended when a stop came: no process of its group left and its wrapper's
@@ -1920,6 +1942,8 @@ class LocalExecutor:
         named to the wrapper (the log's lines after the stop's words; newuser30 n16)."""
         root = self._root_pid(t)
         self._note_signal(t, "stop", signum, self._members(t) - {root or 0}, began=t.stop_began)
+        if signum == signal.SIGKILL and root is not None and self._wrapper_alive(t) and not t.wrapper_at_kill:
+            t.wrapper_at_kill = "stopped" if _is_stopped(root) else "running"  # whose its SIGKILL end is (red40 R5)
         pgid = _killpg(t, signum)
         if t.group is None:
             return
@@ -1994,9 +2018,13 @@ class LocalExecutor:
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
             self.dirs.drop_empty_err(t.job.id)  # it said nothing: one inode fewer kept per job (red team 26, R4)
-            return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at),
-                          _exit_message(ended[0], t, self.log_disk, self.job_python, self.python), claimed=t.seen_running_at is None,
-                          before_stop=_own_end(t))
+            message = _exit_message(ended[0], t, self.log_disk, self.job_python, self.python)
+            if (killed := _wrapper_killed(t)) is not None:  # red40 R5: the record is the job's word, not its wrapper's
+                log.warning("job %s: its wrapper was %s; its end record (exit.json) is the job's own", t.job.id, killed)
+                head, sep, tail = split_log_quote(message)
+                message = f"{head}; its wrapper was {killed}, so its end record is the job's own{sep}{tail}"
+            return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at), message,
+                          claimed=t.seen_running_at is None, before_stop=_own_end(t))
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
@@ -2263,13 +2291,49 @@ def _own_end(t: _Tracked, record: dict[str, Any] | None = None) -> bool:
     """Whether ``t`` ended on its own, not by a stop (:attr:`~.base.Exited.before_stop`): no stop came, or it had ended
     when the stop came (:meth:`LocalExecutor.stop`), or its wrapper saw its command end before any signal reached it
     (``exit.json``'s ``before_signal``, decided by the wrapper at the command's end: red39 R2 — a stop that came while
-    the wrapper still wrote its record or ended the leftovers was taken for the job's end). The flag is the owner's to
-    write, as the exit code is: it words the job's own end and keeps a preemption from requeueing it, never frees or
-    holds anything sooner or longer."""
+    the wrapper still wrote its record or ended the leftovers was taken for the job's end).
+
+    The flag is in the owner's file, which the job can write too, after killing its wrapper (red40 R5: a job that on
+    SIGTERM killed its wrapper and wrote ``before_signal: true`` turned an admin's cancel into "succeeded … it had
+    ended before the cancel reached it"). So it is believed only where what the service saw agrees: the wrapper was
+    not killed by anything but the stop (:func:`_wrapper_killed`), and either the stop found nothing of the job alive
+    besides its wrapper, or the same record — an end before the stop — was already there when the stop came
+    (:meth:`LocalExecutor._look_at_stop`). Otherwise the stop that signalled its processes ended it."""
     if not t.stopping or t.ended_before_stop:
         return True
     record = _exit_record(t) if record is None else record
-    return record is not None and record.get("before_signal") is True
+    if record is None or record.get("before_signal") is not True or _wrapper_killed(t) is not None:
+        return False
+    if not t.live_at_stop:
+        return True  # its command had ended: only the wrapper ran when the stop went out
+    return t.record_at_stop is not None and _read_exit(t.job_dir, t.owner_uid) == t.record_at_stop
+
+
+def _wrapper_killed(t: _Tracked) -> str | None:
+    """How ``t``'s wrapper was kept from recording its job's end where the service did not do it — its job can (the
+    same account): ``killed (SIGKILL, not by the service)``, or ``stopped (SIGSTOP, not by the service) until the
+    stop's SIGKILL``; then its ``exit.json`` is the job's own word (red40 R5). None: it ended by itself or by the
+    stop's SIGKILL while it ran, or it is not this service's child (adopted after a restart: how it ended is not seen)."""
+    code = t.popen.returncode if t.popen is not None else None
+    if code is None or code >= 0:
+        return None
+    if code == -signal.SIGKILL and t.wrapper_at_kill == "running":
+        return None
+    if code == -signal.SIGKILL and t.wrapper_at_kill == "stopped":
+        return "stopped (SIGSTOP, not by the service) until the stop's SIGKILL"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return f"killed ({name}, not by the service)"
+
+
+def _is_stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (``T``/``t``: SIGSTOP, a tracer); False where it cannot be read."""
+    try:
+        return psutil.Process(pid).status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
+    except psutil.Error:
+        return False
 
 
 def _log_size(t: _Tracked) -> int:
@@ -2283,8 +2347,10 @@ def _unsaid(t: _Tracked, *, cut: bool = False) -> list[str]:
     """What the job's log lacks of its end (newuser30 n16): the records of the signals sent after those its
     wrapper wrote (its ``exit.json``'s ``said``; all where the log was ``cut`` at the end or the wrapper wrote
     no ``exit.json``: it was killed first, as by a stop's SIGKILL), then the stop's words where it did not write
-    them (``worded``), the log's last line (issue 20, F15)."""
-    record = None if cut else _exit_record(t)
+    them (``worded``), the log's last line (issue 20, F15). A wrapper killed by its job (:func:`_wrapper_killed`) wrote
+    neither: its ``exit.json``'s ``said`` and ``worded`` are the job's word, not counted, and the log says so (red40 R5)."""
+    killed = _wrapper_killed(t)
+    record = None if cut or killed is not None else _exit_record(t)
     said = 0 if record is None else min(_wrapper.count_in(record.get("said")), len(t.signalled))
     # a wrapper from before newuser30 n16 wrote the words before its exit.json, and no "worded"
     worded = record is not None and record.get("worded", True) is True
@@ -2292,7 +2358,9 @@ def _unsaid(t: _Tracked, *, cut: bool = False) -> list[str]:
     # lie (red39 R2, R11); what its signals reached (leftovers) is still said
     words = "" if t.stopping and _own_end(t, _exit_record(t) if record is None else record) else \
         t.stop_words or t.own_stop
-    return [line for sent in t.signalled[said:] for line in _wrapper.signal_lines(sent)] + \
+    own = [f"[jupyter_sched] the job's wrapper was {killed}: its end record (exit.json) is the job's own"] \
+        if killed is not None and _exit_record(t) is not None else []
+    return [line for sent in t.signalled[said:] for line in _wrapper.signal_lines(sent)] + own + \
         ([f"[jupyter_sched] {printable_line(words, limit=500)}"] if words and not worded else [])
 
 

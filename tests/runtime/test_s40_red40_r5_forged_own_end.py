@@ -1,0 +1,152 @@
+"""red40 R5: a job's own end record must not undo a stop the service saw land.
+
+A job that on SIGTERM killed its wrapper (the same account may) and wrote its own ``exit.json`` with
+``"before_signal": true`` and exit code 0 turned boss's cancel into "succeeded, exit 0 … the stop sent SIGTERM to 2
+processes (/bin/sh /tmp/red40/forge.sh, sleep 1); it had ended before the cancel reached it" — the same message named
+the live processes the stop had signalled. A time limit read as the job's own end, a preemption was not requeued.
+
+Now the flag is believed only where what the service saw agrees (executors/local ``_own_end``): the wrapper was not
+killed by anything but the stop, and the stop found nothing of the job alive besides its wrapper, or the same record
+(an end before the stop) was already there when the stop came. A record left by a killed wrapper is said to be the
+job's own. red39 R2's own ends (tests/runtime/test_s39_red39_r2_r11_stop_race.py) keep theirs.
+
+Real parts: SchedulerService in-process, SQLite, the local executor running real processes under its real wrapper;
+the forging job is a real shell script doing what the tester's did.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from jupyter_sched.engine import SchedulerService
+from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.inventory.simulated import SimulatedInventory
+from jupyter_sched.scheduling import SchedulingProfile
+from jupyter_sched.store import Store
+from tests.in_process import cancel_all_and_close, tick_until
+from tests.runtime.test_engine import state_of
+
+FORGE = r"""
+# red40's forge.sh ("late"): on SIGTERM kill the wrapper (this shell's parent) and write an end record claiming an own
+# end before any signal, exit 0. "early": the record is written at the start, before any stop, and left unchanged.
+record() {
+  printf '{"exit_code": 0, "finished_at": "%s", "signal": null, "said": 0, "worded": true, "before_signal": true}' \
+    "$(date -u +%Y-%m-%dT%H:%M:%S+00:00)" > "$PWD/exit.json"
+}
+# "stopped": the record is written at the start and the wrapper SIGSTOPped on SIGTERM (the stop's SIGKILL ends it).
+W=$PPID
+on_term() {
+  if [ "$1" = stopped ]; then kill -STOP "$W"; else kill -9 "$W"; fi 2>/dev/null
+  [ "$1" = late ] && record  # the others' record stays the one there before the stop, unchanged
+  exit 0
+}
+trap 'on_term "$1"' TERM
+[ "$1" != late ] && record
+touch "$2"
+while :; do sleep 0.05; done
+"""
+
+
+def _forging(tmp_path: Path, name: str, mode: str = "late") -> tuple[list[str], Path]:
+    script = tmp_path / "forge.sh"
+    script.write_text(FORGE)
+    ready = tmp_path / f"ready-{name}"
+    return ["sh", str(script), mode, str(ready)], ready
+
+
+def _service(url: str, tmp_path: Path, **kwargs: Any) -> SchedulerService:
+    return SchedulerService(store=Store(url), inventory=SimulatedInventory(4, node="vm"),
+                            executor=LocalExecutor(tmp_path / "jobs"),
+                            cycle_interval_s=0.0, stop_grace_s=5.0, poll_interval_s=0.05,
+                            scheduling_profile=SchedulingProfile(grace_s=1, min_runtime_s=0), **kwargs)
+
+
+def _job_dir(svc: SchedulerService, job_id: str) -> Path:
+    return Path(str(svc.store.get_job(job_id).handle["job_dir"]))
+
+
+def _said_by_the_job(message: str, how: str = "killed (SIGKILL, not by the service)") -> None:
+    assert f"its wrapper was {how}" in message, message
+    assert "its end record is the job's own" in message, message
+    assert "had ended before" not in message, message
+
+
+def test_red40_r5_a_forged_before_signal_does_not_undo_a_cancel_that_signalled_live_processes(
+        sqlite_db: str, tmp_path: Path) -> None:
+    svc = _service(sqlite_db, tmp_path)
+    try:
+        jobs = {}
+        for mode in ("late", "early", "stopped"):
+            command, ready = _forging(tmp_path, mode, mode)
+            jobs[mode] = (svc.submit({"gpus": 1, "name": f"r5-{mode}", "command": command}, user="r40c")["id"], ready)
+        tick_until(svc, "the forgers to run", lambda: all(ready.exists() for _, ready in jobs.values()))
+        late, early, stopped = (job_id for job_id, _ in jobs.values())
+        for job_id in (early, stopped):  # their record was there before the stop, an end before it
+            assert (_job_dir(svc, job_id) / "exit.json").exists()
+        svc.cancel(late, user="boss", is_admin=True)
+        svc.cancel(early, user="r40c")
+        svc.cancel(stopped, user="boss", is_admin=True)
+        tick_until(svc, "the three to end", lambda: all(state_of(svc, j) not in ("running", "pending")
+                                                        for j in (late, early, stopped)))
+        for job_id, who in ((late, "boss"), (early, "r40c"), (stopped, "boss")):
+            how = "stopped (SIGSTOP, not by the service) until the stop's SIGKILL" if job_id == stopped else \
+                "killed (SIGKILL, not by the service)"
+            job = svc.get_job(job_id, user="r40c")
+            # failed before: "succeeded", 0, "exited with code 0; the stop sent SIGTERM to 2 processes (…); it had
+            # ended before the cancel reached it"
+            assert (job["state"], job["exit_code"]) == ("cancelled", 0), job
+            assert job["message"].startswith(f"cancelled by {who} (exited with code 0"), job["message"]
+            assert "the stop sent SIGTERM" in job["message"], job["message"]
+            _said_by_the_job(job["message"], how)
+            record = json.loads((_job_dir(svc, job_id) / "exit.json").read_text())
+            assert record.get("before_signal") is True, record  # the forger's record is what was left
+            log = svc.logs(job_id, user="r40c")["text"]
+            # the forged record's "worded": true kept the stop's words out of the log; they close it again
+            assert log.rstrip().endswith(f"[jupyter_sched] cancelled by {who}"), log
+            assert "its end record (exit.json) is the job's own" in log, log
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_red40_r5_a_forged_end_does_not_undo_a_time_limit(sqlite_db: str, tmp_path: Path) -> None:
+    svc = _service(sqlite_db, tmp_path)
+    try:
+        cmd, ready = _forging(tmp_path, "limit")
+        job_id = svc.submit({"gpus": 1, "name": "r5-limit", "command": cmd, "time_limit_s": 2}, user="r40c")["id"]
+        tick_until(svc, "the forger to run", ready.exists)
+        tick_until(svc, "its time limit's stop to end it", lambda: state_of(svc, job_id) not in ("running", "pending"))
+        job = svc.get_job(job_id, user="r40c")
+        # failed before: "succeeded", 0, "…; it had ended before the time limit's stop reached it"
+        assert job["state"] == "failed", job
+        assert job["message"].startswith("time limit of "), job["message"]
+        _said_by_the_job(job["message"])
+    finally:
+        cancel_all_and_close(svc)
+
+
+QUOTAS = {"quotas": [{"team": "ml", "guaranteed": 2, "borrowing_limit": 2},
+                     {"team": "cv", "guaranteed": 2, "borrowing_limit": 0}]}
+
+
+def test_red40_r5_a_forged_end_does_not_keep_a_preempted_job_from_requeueing(sqlite_db: str, tmp_path: Path) -> None:
+    svc = _service(sqlite_db, tmp_path, user_teams={"root": ("ml", "cv")})
+    svc.set_quotas(QUOTAS, actor="admin")
+    try:
+        cmd, ready = _forging(tmp_path, "borrower")
+        borrower = svc.submit({"gpus": 3, "name": "r5-borrower", "team": "ml", "priority": "low",
+                               "time_limit_s": 600, "command": cmd}, user="root")["id"]
+        tick_until(svc, "the borrower to run", ready.exists)
+        svc.submit({"gpus": 2, "name": "r5-owner", "team": "cv", "time_limit_s": 240,
+                    "command": [sys.executable, "-c", "import time; time.sleep(60)"]}, user="root")
+        tick_until(svc, "the borrower's reclaim", lambda: svc.store.get_job(borrower).stop_intent is not None)
+        assert svc.store.get_job(borrower).stop_intent == "preempt"
+        tick_until(svc, "the borrower to be settled", lambda: state_of(svc, borrower) != "running")
+        job = svc.get_job(borrower, user="root")
+        # failed before: "succeeded", 0, "…; it had ended before the preemption reached it" — never run again
+        assert job["state"] == "pending", job
+        assert [e for e in svc.audit(limit=200) if e["action"] == "requeued" and e["job_id"] == borrower]
+    finally:
+        cancel_all_and_close(svc)
