@@ -150,12 +150,19 @@ def test_s40_eta_replayed_starts_are_the_cycle_s_admissions_with_several_users(s
     assert off == []
 
 
-def test_s40_eta_a_share_its_quota_holds_back_waits_on_its_own_team_s_shares() -> None:
-    # red team 38 R3's world: teamc's frac0 and frac1 (0.1 GPU x 70 of 80 GiB) each hold a GPU of their own, its
-    # limit of 2 counted whole; frac2 would open a third. It waits for one of teamc's shares to end — its line
-    # said "after a0, a1, a2, a3, a4 end" (teama's whole-GPU jobs), must release 1
+@pytest.mark.parametrize("borrow", [
+    pytest.param(1.0, id="at its limit of 2 GPUs"),
+    pytest.param(1.5, id="half a GPU below its limit: the share would open a whole GPU"),
+])
+def test_s40_eta_a_share_its_quota_holds_back_waits_on_its_own_team_s_shares(borrow: float) -> None:
+    # red team 38 R3's world: teamc's frac0 and frac1 (0.1 GPU x 70 of 80 GiB) each hold a GPU of their own, counted
+    # whole on its line; frac2 would open a third. It waits for one of teamc's shares to end — its line said
+    # "after a0, a1, a2, a3, a4 end" (teama's whole-GPU jobs), must release 1
+    line = replace(LIMITS, quotas=tuple(replace(q, borrowing_limit=borrow) if q.team == "teamc" else q
+                                        for q in LIMITS.quotas))
     fracs = [_frac(f"frac{i}", 1 + i) for i in range(3)]
-    result = run_cycle(snapshot([make_node(gpus=8)], [*_busy(), *fracs], quota=LIMITS), SHARED)
+    result = run_cycle(snapshot([make_node(gpus=8)], [*_busy(), *fracs], quota=line), SHARED)
+    assert sorted(a.job_id for a in result.admits) == ["frac0", "frac1"]
     reason = next(p.reason for p in result.pending if p.job_id == "frac2")
     assert reason.code == "BorrowingLimitReached" and reason.eta is None
     assert reason.details["eta_waits_on"] == ["frac0", "frac1"] and reason.details["eta_must_release"] == 1
