@@ -167,7 +167,7 @@ def check_intervals(intervals: Sequence[UsageInterval], *, now: datetime, rows_o
     Raises:
         AccountingError: naming the job, GPU and the numbers.
     """
-    seen: set[tuple[str, int, str]] = set()
+    seen: set[tuple[str, int, str, datetime]] = set()
     per_gpu: dict[str, list[UsageInterval]] = {}
     for iv in intervals:
         where = f"usage of job {iv.job_id} attempt {iv.attempt} on GPU {iv.gpu_uuid}"
@@ -183,8 +183,8 @@ def check_intervals(intervals: Sequence[UsageInterval], *, now: datetime, rows_o
         if not 0 < iv.share <= 1:
             raise AccountingError(f"{where} has share {iv.share:g} GPUs (must be in (0, 1])",
                                   hint="the usage record is corrupt; repair it")
-        key = (iv.job_id, iv.attempt, iv.gpu_uuid)
-        if rows_only:
+        key = (iv.job_id, iv.attempt, iv.gpu_uuid, iv.started_at)  # schema 30's key: a holding is cut where its
+        if rows_only:                                              # charge changes (red40 R1); overlaps: _check_gpu
             continue
         if key in seen:
             raise AccountingError(f"{where} is recorded twice (would double count)",
@@ -411,24 +411,25 @@ def usage_report(
             seconds = (end - start) / timedelta(seconds=1)
             if seconds <= _EPS_S:
                 continue
-            covered, utilized = _utilized(iv.share, start, end, gpu_samples, times.get(iv.gpu_uuid, []), gap,
+            covered, utilized = _utilized(iv.charged, start, end, gpu_samples, times.get(iv.gpu_uuid, []), gap,
                                           iv.job_id)
             fields = {"user": iv.user, "team": iv.team, "gpu_model": iv.gpu_model, "job_id": iv.job_id,
                       "kind": iv.kind, "period": period_label}
             key = tuple(str(fields[k]) for k in keys)
             row = totals.setdefault(key, [0.0, 0.0, 0.0, 0.0, 0.0])
-            row[0] += iv.share * seconds
+            charged = iv.charged  # what the holding keeps from others (red40 R1)
+            row[0] += charged * seconds
             revoked = (held_from or {}).get(iv.job_id)
             if revoked is not None and end > revoked:
-                row[4] += iv.share * (end - max(start, revoked)) / timedelta(seconds=1)
-            row[1] += iv.share * covered
+                row[4] += charged * (end - max(start, revoked)) / timedelta(seconds=1)
+            row[1] += charged * covered
             row[2] += utilized
             for a, b, price in (price_segments(table, iv.gpu_model, start, end) if table is not None else ()):
                 if price is None:
                     models = unpriced.setdefault(key, {})
-                    models[iv.gpu_model] = models.get(iv.gpu_model, 0.0) + iv.share * ((b - a) / timedelta(seconds=1))
+                    models[iv.gpu_model] = models.get(iv.gpu_model, 0.0) + charged * ((b - a) / timedelta(seconds=1))
                 else:
-                    row[3] += iv.share * ((b - a) / timedelta(seconds=1)) / 3600.0 * price
+                    row[3] += charged * ((b - a) / timedelta(seconds=1)) / 3600.0 * price
             jobs.setdefault(key, set()).add(iv.job_id)
             telemetry[key] = telemetry.get(key, False) or covered > 0
             pending[key] = pending.get(key, False) or (telemetry_until is not None and end > telemetry_until)

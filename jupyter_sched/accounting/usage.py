@@ -63,7 +63,9 @@ def gpu_figures(seconds: float) -> tuple[float, float]:
 
 @dataclass(frozen=True, slots=True)
 class UsageInterval:
-    """``share`` GPUs of ``gpu_uuid`` (model ``gpu_model``) held by a job from start to end (None = still held)."""
+    """``share`` GPUs of ``gpu_uuid`` (model ``gpu_model``) held by a job from start to end (None = still held),
+    charged ``billed`` GPUs (:attr:`charged`: what the holding keeps from others, red40 R1 — a share its team's
+    shares alone hold its GPU with is charged the whole GPU between them; None: its ``share``)."""
 
     job_id: str
     attempt: int
@@ -75,6 +77,13 @@ class UsageInterval:
     share: float
     started_at: datetime
     ended_at: datetime | None
+    billed: float | None = None
+
+    @property
+    def charged(self) -> float:
+        """GPUs this interval is charged per second (:func:`~jupyter_sched.model.kept_share.kept_charges`): what
+        usage, reports, budgets and fair share count — never less than ``share``."""
+        return self.share if self.billed is None else self.billed
 
 
 def usage_share(uuid: str, allocation: Allocation, gpu_of: Mapping[str, GPU]) -> float:
@@ -98,13 +107,13 @@ def usage_share(uuid: str, allocation: Allocation, gpu_of: Mapping[str, GPU]) ->
 def gpu_seconds(
     interval: UsageInterval, *, now: datetime, since: datetime | None = None, until: datetime | None = None,
 ) -> float:
-    """Allocated GPU-seconds of ``interval`` inside ``[since, until)`` (open intervals end at ``now``)."""
+    """Charged GPU-seconds of ``interval`` (:attr:`UsageInterval.charged`) inside ``[since, until)`` (open intervals end at ``now``)."""
     start = interval.started_at if since is None else max(interval.started_at, since)
     end = interval.ended_at or now
     if until is not None:
         end = min(end, until)
     seconds = (end - start) / timedelta(seconds=1)
-    return interval.share * seconds if seconds > 0 else 0.0
+    return interval.charged * seconds if seconds > 0 else 0.0
 
 
 @dataclass
@@ -161,7 +170,7 @@ def rollup(
         if held <= 0:
             continue
         key = tuple(str(getattr(iv, k)) for k in by)
-        micros[(key, iv.share)] = micros.get((key, iv.share), 0) + held
+        micros[(key, iv.charged)] = micros.get((key, iv.charged), 0) + held
         jobs.setdefault(key, set()).add(iv.job_id)
     for key, ids in jobs.items():
         counts[key] = counts.get(key, 0) + len(ids)
@@ -197,7 +206,7 @@ def decayed_seconds(iv: UsageInterval, *, now: datetime, k: float) -> float | No
     age_start = (now - iv.started_at) / timedelta(seconds=1)
     if age_start <= age_end:
         return None
-    return iv.share * (math.exp(-k * age_end) - math.exp(-k * age_start)) / k
+    return iv.charged * (math.exp(-k * age_end) - math.exp(-k * age_start)) / k
 
 
 def budget_usage(

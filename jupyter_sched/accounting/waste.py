@@ -280,9 +280,9 @@ def waste_report(intervals: Iterable[UsageInterval], rollups: Iterable[Mapping[s
         times, states = timeline.get(iv.gpu_uuid, ([], []))
         idle, unknown = _split(iv, start, end, times, states, gap, threshold_pct)
         acc = jobs.setdefault(iv.job_id, [0.0, 0.0, 0.0])
-        acc[0] += iv.share * (end - start).total_seconds() / 3600.0
-        acc[1] += iv.share * idle / 3600.0
-        acc[2] += iv.share * unknown / 3600.0
+        acc[0] += iv.charged * (end - start).total_seconds() / 3600.0  # as billed: what it keeps (red40 R1)
+        acc[1] += iv.charged * idle / 3600.0
+        acc[2] += iv.charged * unknown / 3600.0
         meta.setdefault(iv.job_id, iv)
     job_rows = [WasteRow(key=j, user=meta[j].user, team=meta[j].team, kind=meta[j].kind, allocated_gpu_hours=a,
                          idle_gpu_hours=i, unknown_gpu_hours=u) for j, (a, i, u) in jobs.items()]

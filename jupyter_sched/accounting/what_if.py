@@ -84,8 +84,8 @@ def replay_line(intervals: Iterable[UsageInterval], *, team: str, gpu_model: str
         end = min(iv.ended_at or until, until)
         if end <= start:
             continue
-        steps[start] = steps.get(start, 0.0) + iv.share
-        steps[end] = steps.get(end, 0.0) - iv.share
+        steps[start] = steps.get(start, 0.0) + iv.charged  # a GPU its shares alone hold counts whole (red40 R1)
+        steps[end] = steps.get(end, 0.0) - iv.charged
     used = within = borrowed = over = above_g = above_l = peak = 0.0
     held = 0.0
     times = sorted(steps)

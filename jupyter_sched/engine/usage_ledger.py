@@ -219,7 +219,7 @@ class UsageLedger:
             day = start.astimezone(timezone.utc).date()
             cut = min(iv.ended_at, datetime(day.year, day.month, day.day, tzinfo=timezone.utc) + _DAY)
             key = (iv.team, iv.user, day)
-            days[key] = days.get(key, 0.0) + iv.share * ((cut - start) / timedelta(seconds=1))
+            days[key] = days.get(key, 0.0) + iv.charged * ((cut - start) / timedelta(seconds=1))
             start = cut
 
     def _figures(self, now: datetime, budgets: list[Budget], still_open: list[UsageInterval],

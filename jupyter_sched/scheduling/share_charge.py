@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..model import GPU_MILLI
+from ..model.kept_share import kept_charges
 from ..preemption.reclaim_rules import LineKey
 from .context import CycleContext
 
-__all__ = ["released_milli", "share_cost"]
-
+__all__ = ["kept_charges", "released_milli", "share_cost"]
 
 def share_cost(ctx: CycleContext, job_id: str, lines: Iterable[LineKey]) -> int:
     """Milli-GPUs the holding ``job_id`` has just taken (not yet charged) adds to a team line among

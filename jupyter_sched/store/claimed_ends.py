@@ -47,6 +47,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .. import untrusted_json
+from ..accounting import UsageInterval
 from ..errors import NotFoundError, ValidationError
 from ..model import JobKind, JobState
 from ..wording.claimed_ends import end_corrected_sentence, suspicion_sentence, utc_time
@@ -363,20 +364,27 @@ def _with_end(record: JobRecord, end: datetime) -> JobRecord:
 
 def _reclose_usage(tx: StoreTx, job_id: str, end: datetime) -> int:
     """Close the job's last attempt's usage intervals at ``end`` (never before a row's start): each row deleted and
-    written again under a new id, so a running sum that read it notices (module docstring). How many."""
+    written again under a new id, so a running sum that read it notices (module docstring). How many. A GPU's
+    holding cut where its charge changed (schema 30, red40 R1) has several rows: the last one ends at ``end``, the
+    earlier ones no later than it (a later end lengthens the last stretch only)."""
     u = schema.usage
     last = tx.conn.execute(sa.select(sa.func.max(u.c.attempt)).where(u.c.job_id == job_id)).scalar()
     if last is None:
         return 0
     rows = [dict(r) for r in tx.conn.execute(sa.select(u).where(u.c.job_id == job_id, u.c.attempt == last,
                                                                  u.c.ended_at.is_not(None))).mappings()]
+    last_start: dict[str, str] = {}
+    for row in rows:
+        last_start[row["gpu_uuid"]] = max(last_start.get(row["gpu_uuid"], ""), str(row["started_at"]))
     for row in rows:
         tx.conn.execute(u.delete().where(u.c.id == row["id"]))
     for row in rows:
         start = parse_ts(row["started_at"])
         assert start is not None
-        tx.conn.execute(u.insert().values({**{k: v for k, v in row.items() if k != "id"},
-                                           "ended_at": ts(max(end, start))}))
+        at = str(ts(max(end, start)))
+        if str(row["started_at"]) < last_start[row["gpu_uuid"]]:
+            at = min(str(row["ended_at"]), at)
+        tx.conn.execute(u.insert().values({**{k: v for k, v in row.items() if k != "id"}, "ended_at": at}))
     tx.jobs_changed = True  # answers summed from usage rows are kept by the jobs change counter
     return len(rows)
 
@@ -393,7 +401,7 @@ def _gpu_seconds_by_model(tx: StoreTx, job_id: str, *, until: datetime | None = 
     for iv in tx.usage_rows(job_ids=[job_id]):
         if iv.ended_at is not None:
             end = iv.ended_at if until is None else min(iv.ended_at, until)
-            out[iv.gpu_model] += iv.share * max(0.0, (end - iv.started_at).total_seconds())
+            out[iv.gpu_model] += iv.charged * max(0.0, (end - iv.started_at).total_seconds())
     return dict(out)
 
 
@@ -443,10 +451,13 @@ def _old_taken_back(tx: StoreTx, job_id: str, said: dict[str, Any], at: datetime
         return {}
     last = tx.usage_rows(job_ids=[job_id])
     attempt = max((iv.attempt for iv in last), default=None)
-    shares: defaultdict[str, float] = defaultdict(float)
+    latest: dict[str, UsageInterval] = {}  # a GPU's last stretch (schema 30 cuts one where its charge changes)
     for iv in last:
-        if iv.attempt == attempt:
-            shares[iv.gpu_model] += iv.share
+        if iv.attempt == attempt and (iv.gpu_uuid not in latest or iv.started_at > latest[iv.gpu_uuid].started_at):
+            latest[iv.gpu_uuid] = iv
+    shares: defaultdict[str, float] = defaultdict(float)
+    for iv in latest.values():
+        shares[iv.gpu_model] += iv.charged
     return {model: share * seconds for model, share in shares.items()}
 
 

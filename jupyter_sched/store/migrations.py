@@ -267,6 +267,34 @@ def _v29_seen_running(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE jobs ADD COLUMN {name} {type_.compile(dialect=conn.dialect)}"))
 
 
+def _v30_usage_charge(conn: sa.Connection) -> None:
+    """``usage.billed`` and the unique key ``(job_id, attempt, gpu_uuid, started_at)`` (red40 R1). PostgreSQL alters
+    the table; SQLite cannot drop a table's own constraint, so the table is built again under its name (rows, ids and
+    indexes kept; old rows' ``billed`` null: charged their ``share``)."""
+    name, type_ = schema.BILLED_COLUMN
+    if conn.dialect.name != "sqlite":
+        if name not in {c["name"] for c in sa.inspect(conn).get_columns("usage")}:
+            conn.execute(sa.text(f"ALTER TABLE usage ADD COLUMN {name} {type_().compile(dialect=conn.dialect)}"))
+        conn.execute(sa.text("ALTER TABLE usage DROP CONSTRAINT IF EXISTS uq_usage_interval"))
+        conn.execute(sa.text(f"ALTER TABLE usage ADD CONSTRAINT uq_usage_interval "
+                             f"UNIQUE ({', '.join(schema.USAGE_KEY_V30)})"))
+        return
+    md = sa.MetaData()
+    schema.tables_v1(md)
+    schema.tables_v6(md)
+    schema.indexes_v24(md)
+    schema.columns_v30(md)
+    new = md.tables["usage"]
+    kept = [c.name for c in new.columns if c.name != name]
+    conn.execute(sa.text("ALTER TABLE usage RENAME TO usage_v29"))
+    for index in new.indexes:
+        conn.execute(sa.text(f"DROP INDEX IF EXISTS {index.name}"))
+    new.create(conn)
+    old = sa.table("usage_v29", *(sa.column(c) for c in kept))
+    conn.execute(sa.insert(new).from_select(kept, sa.select(*(old.c[c] for c in kept))))
+    conn.execute(sa.text("DROP TABLE usage_v29"))
+
+
 def _spec_name(spec: str | None) -> object:
     """The ``name`` of a stored spec's JSON; None when it does not decode or has none."""
     try:
@@ -336,10 +364,12 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v28_submit_keys),
     Migration(29, "when a service last saw each job running (jobs.seen_running_at): an end its own files claim is never "
                   "earlier (red33 R3)", _v29_seen_running),
+    Migration(30, "what a usage interval is charged (usage.billed: a GPU one team's shares alone hold is charged whole "
+                  "between them), intervals cut where it changes (red40 R1)", _v30_usage_charge),
 )
 
 
-HEAD_VERSION = 29
+HEAD_VERSION = 30
 """The version :func:`_create_head` builds a new database at in one step. A new migration step also changes
 :data:`.schema.metadata` (as every step must), adds its data part to :data:`_HEAD_DATA` when a new store needs
 its rows, and moves this number; until this number is :func:`latest_version` a new database runs every step

@@ -97,7 +97,7 @@ def check_usage_row(row: Mapping[Any, Any]) -> str | None:
     """What makes a ``usage`` row unusable for accounting, or None when it is sound.
 
     Checked: ``started_at`` present and readable, ``ended_at`` readable when present and not
-    before ``started_at``, ``share`` a number in (0, 1].
+    before ``started_at``, ``share`` a number in (0, 1], ``billed`` (schema 30; red40 R1) null or a number in (0, 1].
     """
     where = f"usage row {row['id']} (job {row['job_id']} attempt {row['attempt']} GPU {row['gpu_uuid']})"
     problem = _timestamp(row, "started_at", where, required=True) or _timestamp(row, "ended_at", where,
@@ -107,6 +107,9 @@ def check_usage_row(row: Mapping[Any, Any]) -> str | None:
     share = row["share"]
     if not isinstance(share, (int, float)) or not 0 < float(share) <= 1:
         return f"{where} has share {share!r} GPUs (must be in (0, 1])"
+    billed = row.get("billed")
+    if billed is not None and (not isinstance(billed, (int, float)) or not 0 < float(billed) <= 1):
+        return f"{where} is charged {billed!r} GPUs (must be in (0, 1])"
     if row["ended_at"] is not None and str(row["ended_at"]) < str(row["started_at"]):
         return f"{where} ends {row['ended_at']} before it starts {row['started_at']}"
     return None
@@ -127,7 +130,8 @@ def sound_usage_sql(usage: sa.Table, *, sqlite: bool) -> sa.ColumnElement[bool]:
         return column.op("GLOB")(_TS_GLOB) if sqlite else column.op("~")(_TS_REGEX)
 
     c = usage.c
-    return sa.and_(c.share > 0, c.share <= 1, shaped(c.started_at),
+    return sa.and_(c.share > 0, c.share <= 1, sa.or_(c.billed.is_(None), sa.and_(c.billed > 0, c.billed <= 1)),
+                   shaped(c.started_at),
                    sa.or_(c.ended_at.is_(None), sa.and_(shaped(c.ended_at), c.ended_at >= c.started_at)))
 
 

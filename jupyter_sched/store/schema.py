@@ -591,6 +591,27 @@ def columns_v29(md: sa.MetaData) -> None:
     md.tables["jobs"].append_column(sa.Column(name, type_, nullable=True))
 
 
+BILLED_COLUMN = ("billed", sa.Float)
+"""The column version 30 adds to ``usage`` (red40 R1): the part of the GPU the interval is charged — what its holding
+keeps from others (:func:`~jupyter_sched.scheduling.share_charge.kept_charges`): a share its team's shares alone hold
+its GPU with is charged the whole GPU between them. ``share`` stays what the job holds (the over-allocation guard sums
+it). Null on rows written before version 30: charged their ``share``. Readers charge ``coalesce(billed, share)``."""
+
+USAGE_KEY_V30 = ("job_id", "attempt", "gpu_uuid", "started_at")
+"""Version 30's unique key of ``usage`` (was ``(job_id, attempt, gpu_uuid)``): a holding's interval is cut where the
+holders of its GPU change (its charge changes), so one (job, attempt, GPU) has one row per stretch of one charge."""
+
+
+def columns_v30(md: sa.MetaData) -> None:
+    """Version 30 on ``md`` (``usage`` must be defined): the ``billed`` column and the unique key by start."""
+    usage = md.tables["usage"]
+    old = next(c for c in usage.constraints if isinstance(c, sa.UniqueConstraint) and c.name == "uq_usage_interval")
+    usage.constraints.discard(old)
+    usage.append_constraint(sa.UniqueConstraint(*USAGE_KEY_V30, name="uq_usage_interval"))
+    name, type_ = BILLED_COLUMN
+    usage.append_column(sa.Column(name, type_, nullable=True))
+
+
 metadata = sa.MetaData()
 """The current schema (version 1 + version 2's telemetry rollups + version 3's definitions +
 version 4's rollup validity columns + version 5's team reclaim rule + version 6's quarantine +
@@ -601,7 +622,8 @@ version 14's quota source + version 15's user_teams lists + version 16's ignored
 17's catch-up runs + version 18's node cordons + version 19's job-token secrets + version 20's false starts +
 version 21's job holds and tops + version 22's eligible time + version 23's job name and its index + version
 24's usage indexes by user and by team, then end + version 25's definitions' firing index + version 26's
-service listening spans + version 28's submit keys + version 29's last seen running time of jobs)."""
+service listening spans + version 28's submit keys + version 29's last seen running time of jobs + version 30's
+usage charge and key by start)."""
 tables_v1(metadata)
 tables_v2(metadata)
 tables_v3(metadata)
@@ -630,6 +652,7 @@ indexes_v25(metadata)
 tables_v26(metadata)
 tables_v28(metadata)
 columns_v29(metadata)
+columns_v30(metadata)
 
 jobs = metadata.tables["jobs"]
 quotas = metadata.tables["quotas"]

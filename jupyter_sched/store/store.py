@@ -57,6 +57,7 @@ from ..model.codec import (
     reason_from_dict,
     team_policy_to_dict,
 )
+from ..model.kept_share import kept_charges
 from ..model.quota import UnreadableRow
 from ..model.resources import Cordon
 from ..safefd import open_fd
@@ -160,6 +161,20 @@ _U = schema.usage
 _USAGE_OPEN_GPUS = sa.select(_U.c.gpu_uuid).where(_U.c.job_id == sa.bindparam("w_job"),
                                                   _U.c.attempt == sa.bindparam("w_attempt"))
 _USAGE_INSERT = _U.insert()
+_USAGE_ON_GPU = (sa.select(_U).where(_U.c.gpu_uuid == sa.bindparam("w_gpu"), _U.c.ended_at.is_(None))
+                 .order_by(_U.c.id))  # the open rows of one GPU: ix_usage_gpu_open
+
+
+def _charged(u: sa.Table) -> sa.ColumnElement[Any]:
+    """GPUs a usage row is charged per second (:attr:`~jupyter_sched.accounting.UsageInterval.charged`, red40 R1):
+    ``billed``, or ``share`` on rows written before schema 30."""
+    return sa.func.coalesce(u.c.billed, u.c.share)
+
+
+def _shared(gpu_uuid: Any, share: Any) -> bool:
+    """Whether an interval of ``share`` on ``gpu_uuid`` is a share of a whole GPU (its charge depends on who else
+    holds the GPU: :meth:`StoreTx._recharge`) — not a whole GPU, nor a MIG slice (a device of its own)."""
+    return isinstance(share, (int, float)) and 0 < float(share) < 1 and not str(gpu_uuid).startswith("MIG-")
 _USAGE_HELD = (sa.select(_U.c.gpu_uuid, sa.func.sum(_U.c.share))
                .where(_U.c.ended_at.is_(None), _U.c.gpu_uuid.in_(sa.bindparam("uuids", expanding=True)))
                .group_by(_U.c.gpu_uuid))
@@ -376,7 +391,7 @@ def _gpu_seconds_query(sqlite: bool, by_user: bool, by_team: bool, grouped: bool
     sound = sound_usage_sql(u, sqlite=sqlite)  # quarantine.py
     # the metrics counter (grouped) never goes down: it counts every row, as it did
     billed = sound if grouped else sa.and_(sound, sa.or_(u.c.ended_at.is_not(None), held))
-    counted = sa.case((billed, u.c.share * seconds), else_=0.0)
+    counted = sa.case((billed, _charged(u) * seconds), else_=0.0)
     total = sa.func.coalesce(sa.func.sum(counted), 0.0)
     if grouped:  # every row up to ``hi``: no window to skip rows by
         return (sa.select(u.c.team, u.c.gpu_model, total).group_by(u.c.team, u.c.gpu_model)
@@ -472,7 +487,7 @@ def _usage_sums_query(sqlite: bool, by: tuple[str, ...], by_user: bool) -> Any:
     lo, hi = sa.bindparam("lo", type_=sa.String), sa.bindparam("hi", type_=sa.String)
 
     def part(ends: sa.ColumnElement[bool]) -> sa.Select[Any]:
-        query = (sa.select(*(u.c[k] for k in by), u.c.share, u.c.job_id,
+        query = (sa.select(*(u.c[k] for k in by), _charged(u).label("share"), u.c.job_id,
                            sa.case((sound, 1), else_=0).label("ok"), sa.case((sound, end - start), else_=0).label("held"))
                  .where(u.c.started_at < hi, ends))
         if by_user:
@@ -997,11 +1012,12 @@ class StoreTx:
         Return how many intervals were opened."""
         existing = {r for (r,) in self.conn.execute(_USAGE_OPEN_GPUS, {"w_job": job_id, "w_attempt": attempt})}
         rows = [{"job_id": job_id, "attempt": attempt, "user": user, "team": team, "kind": kind, "gpu_uuid": uuid,
-                 "gpu_model": model, "share": share, "started_at": ts(started_at), "ended_at": None}
+                 "gpu_model": model, "share": share, "started_at": ts(started_at), "ended_at": None, "billed": share}
                 for uuid, model, share in gpus if uuid not in existing]
         for row in rows:
             self.conn.execute(_USAGE_INSERT, row)
         self._jobs_changed = self._jobs_changed or bool(rows)  # GET me's sums are kept by the counter
+        self._recharge([str(row["gpu_uuid"]) for row in rows if _shared(row["gpu_uuid"], row["share"])], started_at)
         return len(rows)
 
     def close_usage(self, job_id: str, ended_at: datetime) -> int:
@@ -1009,14 +1025,43 @@ class StoreTx:
         Closed intervals are never touched again. Return how many were closed."""
         u = schema.usage
         end = ts(ended_at)
-        closed = 0
-        for row in self.conn.execute(
-                sa.select(u.c.id, u.c.started_at).where(u.c.job_id == job_id, u.c.ended_at.is_(None))).all():
+        closed, shared = 0, []
+        for row in self.conn.execute(sa.select(u.c.id, u.c.started_at, u.c.gpu_uuid, u.c.share)
+                                     .where(u.c.job_id == job_id, u.c.ended_at.is_(None))).all():
             self.conn.execute(u.update().where(u.c.id == row.id, u.c.ended_at.is_(None))
                               .values(ended_at=max(end or row.started_at, row.started_at)))
             closed += 1
+            if _shared(row.gpu_uuid, row.share):
+                shared.append(str(row.gpu_uuid))
         self._jobs_changed = self._jobs_changed or bool(closed)  # GET me's sums are kept by the counter
+        self._recharge(shared, ended_at)
         return closed
+
+    def _recharge(self, gpu_uuids: Iterable[str], at: datetime) -> None:
+        """Charge the open intervals of each GPU of ``gpu_uuids`` what their holdings keep from others from ``at``
+        on (:func:`~jupyter_sched.scheduling.share_charge.kept_charges`; red40 R1) — called where a share's
+        interval opens or closes on it, in the same transaction. An interval whose charge changes is closed at
+        ``at`` and goes on in a new one of its new charge (one that starts at ``at`` or later is charged anew
+        in place): the rows stay intervals of one charge, so every reader (``share x length`` sums, windows,
+        decay) charges a share the whole GPU while its team's shares alone hold it, split by their fractions."""
+        u = schema.usage
+        when = ts(at)
+        assert when is not None
+        for gpu in sorted(set(gpu_uuids)):
+            rows = [dict(r) for r in self.conn.execute(_USAGE_ON_GPU, {"w_gpu": gpu}).mappings()]
+            rows = [r for r in rows if isinstance(r["share"], (int, float)) and 0 < float(r["share"]) <= 1]
+            charges = kept_charges([(str(r["team"]), float(r["share"])) for r in rows])
+            for row, charge in zip(rows, charges, strict=True):
+                billed = row["billed"] if isinstance(row["billed"], (int, float)) else row["share"]
+                if abs(float(billed) - charge) <= 1e-9:
+                    continue
+                self._jobs_changed = True
+                if str(row["started_at"]) >= when:
+                    self.conn.execute(u.update().where(u.c.id == row["id"]).values(billed=charge))
+                    continue
+                self.conn.execute(u.update().where(u.c.id == row["id"], u.c.ended_at.is_(None)).values(ended_at=when))
+                self.conn.execute(_USAGE_INSERT, {**{k: v for k, v in row.items() if k != "id"},
+                                                  "started_at": when, "ended_at": None, "billed": charge})
 
     def open_gpu_milli(self, gpu_uuids: Iterable[str]) -> dict[str, int]:
         """Milli-GPUs held now on each of ``gpu_uuids`` (GPUs nobody holds are absent), from the
@@ -1169,7 +1214,7 @@ class StoreTx:
         sound = sound_usage_sql(u, sqlite=sqlite)
         # each row's times converted ONCE (a CTE used three times is materialized by SQLite >= 3.35 and
         # PostgreSQL >= 12); CASE keeps the arithmetic off rows not of the store's shape (lazy on PostgreSQL)
-        window = (sa.select(u.c.id, u.c.user, u.c.team, u.c.share, u.c.ended_at,
+        window = (sa.select(u.c.id, u.c.user, u.c.team, _charged(u).label("share"), u.c.ended_at,
                             sa.case((sound, 1), else_=0).label("ok"),
                             sa.case((sound, _micros_sql(u.c.started_at, sqlite)), else_=None).label("s"),
                             sa.case((sa.and_(sound, u.c.ended_at.is_not(None)), _micros_sql(u.c.ended_at, sqlite)),
@@ -1281,13 +1326,14 @@ class StoreTx:
         return intervals
 
     def _usage_decoded_row(self, r: Mapping[Any, Any]) -> tuple[int, UsageInterval] | None:
-        raw_start, raw_end, share = r["started_at"], r["ended_at"], r["share"]
+        raw_start, raw_end, share, billed = r["started_at"], r["ended_at"], r["share"], r.get("billed")
         try:  # each timestamp parsed once (the check parsed both, then the decode again: s27-perf)
             start = None if raw_start is None else parse_ts(str(raw_start))
             end = None if raw_end is None else parse_ts(str(raw_end))
         except (ValidationError, ValueError, TypeError):
             start = None
         if start is None or not isinstance(share, (int, float)) or not 0 < float(share) <= 1 \
+                or (billed is not None and (not isinstance(billed, (int, float)) or not 0 < float(billed) <= 1)) \
                 or (raw_end is not None and str(raw_end) < str(raw_start)):
             problem = check_usage_row(r)  # what is wrong, in its words
             if problem is not None:
@@ -1296,7 +1342,8 @@ class StoreTx:
             start, end = _usage_start(r), _usage_ts(r, "ended_at", required=False)
         return int(r["id"]), UsageInterval(
             job_id=r["job_id"], attempt=int(r["attempt"]), user=r["user"], team=r["team"], kind=r["kind"],
-            gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(share), started_at=start, ended_at=end)
+            gpu_uuid=r["gpu_uuid"], gpu_model=r["gpu_model"], share=float(share), started_at=start, ended_at=end,
+            billed=float(billed) if isinstance(billed, (int, float)) else None)
 
     def usage_sums(self, *, since: datetime, until: datetime, now: datetime, by: Sequence[str],
                    user: str | None = None) -> tuple[UsageSums, list[UsageInterval]]:

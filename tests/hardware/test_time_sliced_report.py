@@ -115,10 +115,11 @@ def test_a_time_sliced_gpu_is_split_per_job_by_process_data_in_the_usage_report(
     store = Store(sqlite_url(tmp_path / "sched.sqlite"))
     try:
         store.add_rollups(rows, node="n1")
-        for job, user in (("a", "ana"), ("b", "ben")):
-            with store.transaction(now=START) as tx:
+        with store.transaction(now=START) as tx:  # both held GPU-s for the minute (as the engine writes it: both
+            for job, user in (("a", "ana"), ("b", "ben")):  # open, then both closed — each charged its half, red40 R1)
                 tx.open_usage(job_id=job, attempt=1, user=user, team="ml", kind="training",
                               gpus=[("GPU-s", "A100", 0.5)], started_at=START)
+            for job in ("a", "b"):
                 tx.close_usage(job, START + timedelta(minutes=1))
         service = SimpleNamespace(store=store, clock=ManualClock(START + timedelta(minutes=5)))
         report = {r["job_id"]: r for r in usage_report_for(service, user=None, by=("job_id",))}

@@ -10,8 +10,11 @@ job   user  team  GPUs                held           rollups (utilization_avg)  
 J1    ana   ml    2 x A100 (a1, a2)   12:00-12:10    50 % every minute on both           2*0.5*600
 J2    bob   cv    1 x H100 (h1)       12:00-12:20    100 % 12:00-12:09, none 12:10-12:14  600 + 0.2*300
                                                      (gap), 20 % 12:15-12:19
-J3    ana   ml    0.5 x H100 (h2)     12:05:30-12:15 40 % every minute                    0.5*0.4*570
+J3    ana   ml    0.5 x H100 (h2)     12:05:30-12:15 40 % every minute                    0.4*570
 ====  ====  ====  ==================  =============  ==================================  ===========
+
+J3, alone on h2, is charged (allocated) the whole H100 — what a share its team alone holds a GPU with keeps from
+others (red40 R1) — and its 40 % is its own (utilized 0.4 of the GPU).
 
 Noise the report must ignore: a second, smaller row for a1 at 12:00 (written twice across a
 restart), a MIG-instance row on h1 in the gap, and a row on h1 in the gap without a value.
@@ -91,7 +94,7 @@ def row(alloc_s: float, util_s: float, covered_s: float, jobs: int) -> dict[str,
 
 J1 = (2 * 600.0, 2 * 0.5 * 600, 2 * 600.0)
 J2 = (1200.0, 600 + 0.2 * 300, 900.0)
-J3 = (0.5 * 570, 0.5 * 0.4 * 570, 0.5 * 570)
+J3 = (570.0, 0.4 * 570, 570.0)  # a 0.5 share alone on h2 is charged the whole GPU (red40 R1), and uses its 40 %
 
 
 def add(*parts: tuple[float, float, float]) -> tuple[float, float, float]:

@@ -39,7 +39,8 @@ def _old_statement(sqlite: bool, by_user: bool, by_team: bool) -> sa.Select[Any]
     j = schema.jobs
     held = sa.exists().where(j.c.id == u.c.job_id, j.c.state.in_(sorted(HOLDING_STATES)), j.c.attempts <= u.c.attempt)
     billed = sa.and_(sound_usage_sql(u, sqlite=sqlite), sa.or_(u.c.ended_at.is_not(None), held))
-    total = sa.func.coalesce(sa.func.sum(sa.case((billed, u.c.share * seconds), else_=0.0)), 0.0)
+    charged = sa.func.coalesce(u.c.billed, u.c.share)  # what a row is charged (schema 30, red40 R1)
+    total = sa.func.coalesce(sa.func.sum(sa.case((billed, charged * seconds), else_=0.0)), 0.0)
     query = sa.select(total).where(u.c.started_at < hi, sa.or_(u.c.ended_at.is_(None), u.c.ended_at > lo))
     if by_user:
         query = query.where(u.c.user == sa.bindparam("user"))
