@@ -54,7 +54,7 @@ def dryrun_line(answer: Mapping[str, Any], now: datetime) -> str:
         text = render_reason(reason, never=True)
         return never_here(refusal_line(text.summary, text.unblock))  # as a refusal says it (newuser32 n1)
     if isinstance(reason, Mapping):
-        return "Would wait: " + render_reason(reason, now=now, relative=True, kind="", mine=False).line
+        return "Would wait: " + render_reason(reason, now=now, relative=True, kind="", mine=True).line
     return f"Would not start now: {answer}"
 
 
