@@ -22,12 +22,26 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_sched.engine import SchedulerService
-from jupyter_sched.executors.local import LocalExecutor
+from jupyter_sched.executors.local import LocalExecutor, read_log
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.scheduling import SchedulingProfile
 from jupyter_sched.store import Store
+from tests.accounts import Account
 from tests.in_process import cancel_all_and_close, tick_until
 from tests.runtime.test_engine import state_of
+from tests.runtime.test_runas import (
+    GPU,
+    accounts,
+    hub_executor,
+    needs_accounts,
+    py_job,
+    root,
+    run_as,
+    wait_exit,
+    wait_until,
+)
+
+__all__ = ["accounts", "root"]  # test_runas's fixtures (real OS accounts, a folder every account can read)
 
 FORGE = r"""
 # red40's forge.sh ("late"): on SIGTERM kill the wrapper (this shell's parent) and write an end record claiming an own
@@ -150,3 +164,32 @@ def test_red40_r5_a_forged_end_does_not_keep_a_preempted_job_from_requeueing(sql
         assert [e for e in svc.audit(limit=200) if e["action"] == "requeued" and e["job_id"] == borrower]
     finally:
         cancel_all_and_close(svc)
+
+
+@needs_accounts
+def test_red40_r5_a_hub_job_as_its_own_account_that_kills_its_wrapper_is_not_taken_as_ended_before_the_stop(
+        accounts: list[Account], root: Path) -> None:
+    """The tester's setting: the job runs as its owner's account (hub mode), the wrapper too, so the job may kill it."""
+    owner = accounts[0]
+    ex = hub_executor(root)
+    forge = ("d = os.path.dirname(os.path.abspath(sys.argv[0]))\n"
+             "def on_term(*_):\n"
+             "    os.kill(os.getppid(), signal.SIGKILL)\n"
+             "    with open(os.path.join(d, 'exit.json'), 'w') as f:\n"
+             "        json.dump({'exit_code': 0, 'signal': None, 'said': 0, 'worded': True, 'before_signal': True,\n"
+             "                   'finished_at': '2000-01-01T00:00:00+00:00'}, f)\n"
+             "    os._exit(0)\n"
+             "signal.signal(signal.SIGTERM, on_term)\n"
+             "print('forger runs', flush=True)\n"
+             "while True: time.sleep(0.05)\n")
+    ex.start(py_job("j-r5", forge, user=owner.name), GPU, run_as(owner))  # type: ignore[arg-type]
+    wait_until(lambda: "forger runs" in ex.logs("j-r5")[0], "the forger to run")
+    assert ex.poll() == []
+    ex.stop("j-r5", grace_s=5.0, reason="cancelled by boss")
+    ended = wait_exit(ex)
+    # failed before: before_stop True, "exited with code 0; the stop sent SIGTERM to 1 process (…)"
+    assert ended.before_stop is False, ended
+    assert "its wrapper was killed (SIGKILL, not by the service), so its end record is the job's own" in \
+        ended.message, ended.message
+    log = read_log(root / "jobs" / "users" / owner.name / "j-r5" / "output.log", 0, 65536, owner_uid=owner.uid)[0]
+    assert log.rstrip().endswith("[jupyter_sched] cancelled by boss"), log
