@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..model import GPU_MILLI, Job, JobKind
+from ..model.kept_share import kept_charges
 from ..model.units import gpu_hours_text, gpus_phrase
 from ..queues.limits import TimeLimitRule, run_limit
 
@@ -72,22 +73,47 @@ def running_holds(jobs: Iterable[Job], rules: Sequence[TimeLimitRule], now: date
     they are stopped at (:func:`~..queues.limits.run_limit`: a ``time_limit: 0`` job at its queue's maximum,
     less the seconds run since the start). ``inf`` where one has no limit (nothing bounds what it spends).
     A kernel's lease holds GPUs x the lease horizon ``lease_s`` from now, however long it has run (a rolling
-    hold: it spends until released, and is released once the budget is spent — red30 R5)."""
+    hold: it spends until released, and is released once the budget is spent — red30 R5). A share is counted at
+    what it is charged (:func:`charged_factor`: a share its team's shares alone hold a GPU with spends the whole GPU
+    between them, red40 R1)."""
+    jobs = list(jobs)
+    factor = charged_factor(jobs)
     holds: dict[tuple[str, str | None], float] = {}
     for j in jobs:
         milli = j.spec.resources.total_milli
         if not milli or not j.state.holds_gpus or j.stopping_since is not None:
             continue
+        charged = milli * factor.get(j.id, 1.0)
         if j.spec.kind is JobKind.LEASE:
-            rest = milli / GPU_MILLI * lease_s / 3600
+            rest = charged / GPU_MILLI * lease_s / 3600
         else:
             limit_s = run_limit(j.spec, rules)[0]
             start = j.started_at or j.admitted_at
             ran = 0.0 if start is None else max(0.0, (now - start).total_seconds())
-            rest = math.inf if limit_s is None else milli / GPU_MILLI * max(0.0, limit_s - ran) / 3600
+            rest = math.inf if limit_s is None else charged / GPU_MILLI * max(0.0, limit_s - ran) / 3600
         for key in ((j.spec.team, None), (j.spec.team, j.spec.user)):
             holds[key] = holds.get(key, 0.0) + rest
     return holds
+
+
+def charged_factor(jobs: Iterable[Job]) -> dict[str, float]:
+    """Per running share among ``jobs`` (absent: 1), what it is charged over what it asks — usage's rule
+    (:func:`~jupyter_sched.model.kept_share.kept_charges`, red40 R1) over the holders of its GPUs among ``jobs``
+    (a 0.1 share alone on its GPU: 10; 4 x 0.25 of one team: 1). Only the holders given are seen: given one team's
+    jobs, a GPU it shares with another team reads as its own (counted whole: the safe side of a budget)."""
+    on: dict[str, list[tuple[str, str, float]]] = {}
+    for j in jobs:
+        alloc = j.allocation
+        if alloc is None or not j.state.holds_gpus or not 0 < alloc.gpu_milli < GPU_MILLI:
+            continue
+        for gpu in alloc.all_gpu_uuids():
+            if not gpu.startswith("MIG-"):  # a slice is a device of its own: charged its part
+                on.setdefault(gpu, []).append((j.id, j.spec.team, alloc.gpu_milli / GPU_MILLI))
+    factor: dict[str, float] = {}
+    for holders in on.values():
+        for (job_id, _, fraction), charge in zip(holders, kept_charges([(t, f) for _, t, f in holders]), strict=True):
+            factor[job_id] = max(factor.get(job_id, 1.0), charge / fraction)
+    return factor
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,8 @@ a GPU several teams share charges each its fraction. ``kept_charges`` is that ru
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from jupyter_sched.model.kept_share import kept_charges
@@ -45,3 +47,25 @@ def test_red40_r1_never_less_than_its_fraction_and_never_more_than_the_gpu() -> 
 
 def test_red40_r1_the_scheduling_core_exports_the_one_rule() -> None:
     assert share_charge.kept_charges is kept_charges  # one rule, not a copy
+
+
+def test_red40_r1_safe_budget_holds_count_a_running_share_at_its_charge() -> None:
+    """``budget_admission = "safe"`` bounds what running work may still spend: a 0.1 share alone on its GPU for
+    its last hour spends a whole GPU-hour (it held 0.1: a safe budget let it overrun by 0.9 GPU-hours)."""
+    from jupyter_sched.model import Allocation, JobState
+    from jupyter_sched.scheduling.budget_fit import running_holds
+    from tests.runtime.builders import T0, make_job
+
+    def share(job_id: str, team: str, gpu: str, fraction: float) -> object:
+        alloc = Allocation(node="vm", gpu_uuids=(gpu,), gpu_milli=round(fraction * 1000))
+        job = make_job(job_id, user=f"u-{team}", state=JobState.RUNNING, allocation=alloc, team=team,
+                       time_limit_s=3600)
+        return replace(job, spec=replace(job.spec, resources=replace(job.spec.resources, gpu_milli=round(fraction * 1000))),
+                       started_at=T0)
+
+    jobs = [share("alone", "t", "GPU-0", 0.1), share("half", "p", "GPU-1", 0.5), share("quarter", "p", "GPU-1", 0.25),
+            share("mine", "a", "GPU-2", 0.5), share("theirs", "b", "GPU-2", 0.25)]
+    holds = running_holds(jobs, [], T0)  # type: ignore[arg-type]
+    assert holds[("t", None)] == pytest.approx(1.0)  # was 0.1
+    assert holds[("p", None)] == pytest.approx(1.0)  # 2/3 + 1/3 of one GPU-hour (was 0.75)
+    assert holds[("a", None)] == pytest.approx(0.5) and holds[("b", None)] == pytest.approx(0.25)  # across teams
