@@ -28,22 +28,33 @@ def lease_idle_ends(snapshot: Snapshot, policies: IdlePolicies | None,
     """``{lease id: reclaim deadline (aware datetime)}`` of the running leases idle at
     ``snapshot.now`` whose policy releases them (:func:`~jupyter_sched.reclaim.idle_candidates`'
     deadlines, from ``snapshot.telemetry``); ``{}`` without a policy or a running lease."""
+    return _lease_idle(snapshot, policies, arbiter)[0]
+
+
+def _lease_idle(snapshot: Snapshot, policies: IdlePolicies | None,
+                arbiter: IdleArbiter | None) -> tuple[dict[str, datetime], dict[str, datetime]]:
+    """:func:`lease_idle_ends`, and ``{lease id: start of its idle period}`` of every idle running lease
+    (a notifying policy's too): the one idle-since clock (newuser40 n6)."""
     if policies is None or not any(j.is_lease and j.state.holds_gpus for j in snapshot.jobs):
-        return {}
+        return {}, {}
     leases = {j.id: j for j in snapshot.jobs if j.is_lease}
     out: dict[str, datetime] = {}
+    since: dict[str, datetime] = {}
     for c in idle_candidates(snapshot, policies, arbiter):
         lease = leases.get(c.job_id)
-        if lease is None or c.action == ReclaimMode.NOTIFY.value:
+        if lease is None:
+            continue
+        since[c.job_id] = c.idle_since
+        if c.action == ReclaimMode.NOTIFY.value:
             continue
         policy = policies.for_job(lease)
         if policy.enabled and policy.lease_mode != ReclaimMode.NOTIFY:
             out[c.job_id] = c.deadline
-    return out
+    return out, since
 
 
 def with_idle_ends(snapshot: Snapshot, policies: IdlePolicies | None,
                    arbiter: IdleArbiter | None = None) -> Snapshot:
-    """``snapshot`` with ``idle_ends`` (:func:`lease_idle_ends`); unchanged when there is none."""
-    ends = lease_idle_ends(snapshot, policies, arbiter)
-    return replace(snapshot, idle_ends=ends) if ends else snapshot
+    """``snapshot`` with ``idle_ends`` (:func:`lease_idle_ends`) and ``idle_since``; unchanged when there is none."""
+    ends, since = _lease_idle(snapshot, policies, arbiter)
+    return replace(snapshot, idle_ends=ends, idle_since=since) if ends or since else snapshot

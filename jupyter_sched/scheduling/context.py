@@ -443,7 +443,9 @@ class CycleContext:
                 if not milli:
                     continue
                 entry = own_entry(lease, milli)
-                since = _kernel_idle_since(self.snap.kernels, lease)
+                # the idle detector's clock, as the lease's own line says it (newuser40 n6); else its kernel's
+                idle = self.snap.idle_since.get(lease.id)
+                since = idle.isoformat() if idle is not None else _kernel_idle_since(self.snap.kernels, lease)
                 if since is not None:
                     entry["idle_since"] = since
                 entries.append(entry)

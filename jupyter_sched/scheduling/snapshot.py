@@ -216,6 +216,10 @@ class Snapshot:
             of steps to do, :class:`~jupyter_sched.backfill.progress.ProgressReport`). Read for the
             ETAs shown only, never for admission or backfill decisions (a report can lie; issue 16
             item 4): :func:`~jupyter_sched.scheduling.runtimes.time_left`.
+        idle_since: per running lease id the idle detector counts idle (any policy), when its idle period
+            began — the clock its own line and ``GET idle`` say, which a waiting job's line about that lease
+            says too (newuser40 n6: the kernel's last activity there, a minute apart);
+            :mod:`jupyter_sched.engine.idle_ends`.
         idle_ends: per running lease id that sits idle under a policy that releases it, when it is
             reclaimed if it stays idle (its idle deadline: warning, then grace;
             :mod:`jupyter_sched.engine.idle_ends`). A lease has no time limit: this is its projected
@@ -247,6 +251,7 @@ class Snapshot:
     reclaims: tuple[ReclaimTaken, ...] = ()
     progress: Mapping[str, ProgressReport] = field(default_factory=dict)
     idle_ends: Mapping[str, datetime] = field(default_factory=dict)
+    idle_since: Mapping[str, datetime] = field(default_factory=dict)
     reinstalled: Reinstall | None = None
 
 
