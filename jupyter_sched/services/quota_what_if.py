@@ -11,6 +11,7 @@ held back would have run instead (the rest of the queue would have moved too: th
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -65,9 +66,16 @@ def quota_what_if(ctx: Context, caller: Caller, request: GetQuotaWhatIfRequest,
     line = _line_in_force(ctx.store.quota_set(), team, model)
     in_force = None if line is None else replay_line(intervals, team=team, gpu_model=model, guaranteed=line[0],
                                                      borrowing_limit=line[1], since=since, until=until)
+    # the same period with each share as asked (newuser40 n10: "at most 2.1 GPUs at once" while admission counted
+    # the team at 3): the figures above count what the usage rows charge, as the quota lines count them
+    asked = replay_line([replace(iv, billed=None) for iv in intervals], team=team, gpu_model=model,
+                        guaranteed=request.guaranteed, borrowing_limit=request.borrowing_limit, since=since,
+                        until=until)
+    as_asked = {"asked_gpu_hours": round(asked.used_gpu_hours, 6), "asked_peak_gpus": round(asked.peak_gpus, 6)}
     answer: dict[str, Any] = {
         "team": team, "gpu_model": model, "since": to_iso(since), "until": to_iso(until),
-        "proposed": proposed.to_dict(), "in_force": None if in_force is None else in_force.to_dict()}
+        "proposed": {**proposed.to_dict(), **as_asked},
+        "in_force": None if in_force is None else {**in_force.to_dict(), **as_asked}}
     text = what_if_text(answer, now)  # the CLI says it again in its reader's zone (wording.quota_what_if)
     if line is None and not proposed.used_gpu_hours:  # a typo, or a team still to come: said, not refused
         # every team the service knows, not only those of the window: on a quiet install or in a new quarter the

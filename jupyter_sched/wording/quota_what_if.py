@@ -30,8 +30,14 @@ def what_if_text(answer: Mapping[str, Any], now: datetime) -> str:
     period = period_text(since, None if end is not None and end >= now - NOW_WITHIN else until, now)
     proposed, in_force = answer.get("proposed") or {}, answer.get("in_force")
     used = float(proposed.get("used_gpu_hours") or 0.0)
+    peak = float(proposed.get("peak_gpus") or 0.0)
     head = (f"Team {team}{on}, {period}: used {gpu_hours_phrase(used, f'{used:,.1f}')}, at most "
-            f"{gpus_phrase(float(proposed.get('peak_gpus') or 0.0))} at once")
+            f"{gpus_phrase(peak)} at once")
+    asked_used, asked_peak = (float(proposed.get(k, v) or 0.0) for k, v in (("asked_gpu_hours", used),
+                                                                             ("asked_peak_gpus", peak)))
+    if round(asked_used, 1) != round(used, 1) or round(asked_peak, 3) != round(peak, 3):  # newuser40 n10
+        head += (f", counted as its quota lines count them (a GPU only its GPU shares held counts whole; as asked: "
+                 f"{gpu_hours_phrase(asked_used, f'{asked_used:,.1f}')}, at most {gpus_phrase(asked_peak)} at once)")
     parts = [head, _said("the proposed line", proposed)]
     parts.append(_said("the line in force", in_force) if isinstance(in_force, Mapping) else
                  f"Team {team} has no line{on} in force now")

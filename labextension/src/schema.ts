@@ -2732,8 +2732,12 @@ export interface components {
             hours_above_guarantee: number;
             /** @description wall-clock hours it held more than guarantee + limit */
             hours_above_limit: number;
-            /** @description the most GPUs it held at once */
+            /** @description the most GPUs it held at once, counted as its quota lines count them: a GPU only the team's GPU shares held counts whole, as admission counts it */
             peak_gpus: number;
+            /** @description used_gpu_hours with each GPU share counted as asked (its fraction) */
+            asked_gpu_hours: number;
+            /** @description peak_gpus with each GPU share counted as asked (its fraction) */
+            asked_peak_gpus: number;
         };
         /**
          * @description A reason in words (:func:`jupyter_sched.wording.render_reason`, the one place its wording

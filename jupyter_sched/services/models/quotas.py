@@ -398,7 +398,10 @@ class QuotaWhatIfLine(ResponseModel):
     over_limit_gpu_hours: float = Field(description="GPU-hours above guarantee + limit: work that would have waited")
     hours_above_guarantee: float = Field(description="wall-clock hours the team held more than the guarantee")
     hours_above_limit: float = Field(description="wall-clock hours it held more than guarantee + limit")
-    peak_gpus: float = Field(description="the most GPUs it held at once")
+    peak_gpus: float = Field(description="the most GPUs it held at once, counted as its quota lines count them: a GPU "
+                                         "only the team's GPU shares held counts whole, as admission counts it")
+    asked_gpu_hours: float = Field(description="used_gpu_hours with each GPU share counted as asked (its fraction)")
+    asked_peak_gpus: float = Field(description="peak_gpus with each GPU share counted as asked (its fraction)")
 
 
 class GetQuotaWhatIfResponse(ResponseModel):
