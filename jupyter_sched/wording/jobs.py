@@ -684,7 +684,16 @@ def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
             # (new user 7, F6: "(a command is not executable)" pointed the user at their command)
             what = "its working directory cannot be entered"
         tail += f" ({what})" if last else f" ({what}: the log says which)"
+    if state == "failed" and job.get("simulated") and _NO_CUDA_DEVICE.search(message) and granted_uuids(job):
+        message = f"{SIMULATED_NO_CUDA} — {message}"  # newuser40 n9: only running lines said "[simulated GPUs]"
     return tail, message
+
+
+SIMULATED_NO_CUDA = "ran on simulated GPUs (no NVIDIA driver here): CUDA sees no device"
+"""Why a job on simulated GPUs failed when its error is CUDA finding no device (newuser40 n9)."""
+_NO_CUDA_DEVICE = re.compile(r"no CUDA GPUs are available|no CUDA-capable device|found no NVIDIA driver|"
+                             r"CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|NVIDIA driver on your system", re.IGNORECASE)
+"""CUDA's (and PyTorch's, TensorFlow's, CuPy's) words for "there is no GPU here"."""
 
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False,

@@ -66,3 +66,31 @@ def test_newuser40_n5_a_dry_run_says_the_readers_own_lease_as_the_queue_line_doe
         assert f"`jupyter-sched cancel {lease['id']}`" in line and "ann holds" not in line, queue.stdout
     finally:
         _cli(server, "cancel", "--mine", "--yes")
+
+
+def test_newuser40_n9_a_job_failing_for_no_cuda_device_on_simulated_gpus_says_they_were_simulated(
+        server: EmbeddedServer) -> None:
+    """newuser40 n9: ``sys.exit('RuntimeError: No CUDA GPUs are available')`` on ``--gpus 1`` (simulated GPUs) ended
+    "failed, exit code 1 … — RuntimeError: No CUDA GPUs are available" and nothing said the GPUs were simulated (only
+    running lines carry "[simulated GPUs]"). ``jobs`` and ``status`` now lead its why with it; a failure for another
+    reason says nothing of it."""
+    ann = httpx.Client(base_url=server.api, headers={"Authorization": "token tok-ann"}, timeout=30)
+    ids = {}
+    for name, said in (("nocuda", "RuntimeError: No CUDA GPUs are available"), ("other", "ValueError: bad input")):
+        ids[name] = ann.post("jobs", json={"gpus": 1, "name": name, "command": [
+            sys.executable, "-c", f"import sys; print('start'); sys.exit({said!r})"]}).json()["id"]
+    try:
+        deadline = time.monotonic() + 90
+        while {ann.get(f"jobs/{i}").json()["state"] for i in ids.values()} != {"failed"}:
+            assert time.monotonic() < deadline, [ann.get(f"jobs/{i}").text for i in ids.values()]
+            time.sleep(0.2)
+        status = _cli(server, "status", ids["nocuda"])
+        assert status.returncode == 0, status.stderr
+        assert (" — ran on simulated GPUs (no NVIDIA driver here): CUDA sees no device — RuntimeError: No CUDA GPUs "
+                "are available") in status.stdout, status.stdout
+        jobs = _cli(server, "jobs")
+        assert jobs.returncode == 0 and "ran on simulated GPUs" in jobs.stdout, jobs.stdout
+        other = _cli(server, "status", ids["other"])
+        assert "ValueError: bad input" in other.stdout and "simulated GPUs" not in other.stdout, other.stdout
+    finally:
+        _cli(server, "cancel", "--mine", "--yes")
