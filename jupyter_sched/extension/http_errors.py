@@ -20,7 +20,7 @@ from ..textsafe import CONTROL_CHARACTER
 from ..wording.service_token import NO_LONGER_A_USER, NO_LONGER_A_USER_HINT, TOKEN_REFUSED_HINT, TOKEN_REFUSED_MESSAGE
 from ..wording.tokens import credentials_hint
 
-__all__ = ["CREDENTIALS_REFUSED", "Utf8Arguments", "allowed_methods", "http_error_body"]
+__all__ = ["CREDENTIALS_REFUSED", "Utf8Arguments", "allowed_methods", "http_error_body", "refused_host"]
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "unprocessable",
@@ -132,8 +132,19 @@ def _route_elsewhere(route: str, template: str, method: str) -> str | None:
     return None
 
 
+def refused_host(handler: Any, status: int) -> str:
+    """The ``Host`` a 403 refused (Jupyter's check of it: ``c.ServerApp.allow_remote_access``), or "" when the 403 was
+    for anything else — a valid token sent to a name the server does not answer to was told its credentials were
+    refused (red40 nit; the server's log said "Blocking request with non-local 'Host'")."""
+    check = getattr(handler, "check_host", None)
+    if status != 403 or check is None or getattr(handler, "_sched_host_said", False):
+        return ""
+    handler._sched_host_said = True  # check_host logs its own warning: once per request
+    return "" if check() else str(handler.request.host)[:200]
+
+
 def http_error_body(status: int, message: str | None, *, method: str, route: str, handler: type[web.RequestHandler],
-                    token_page: str = "", template: str = "") -> tuple[dict[str, Any], dict[str, str]]:
+                    token_page: str = "", template: str = "", host: str = "") -> tuple[dict[str, Any], dict[str, str]]:
     """``({"error": …}, headers)`` of an HTTP error ``status`` raised outside a handler method's own
     errors; ``route`` is the path under ``api/sched/`` (as the caller sent it, shortened);
     ``template`` the route as openapi.yaml writes it (``jobs/{job_id}``), which a 405's hint names."""
@@ -142,6 +153,11 @@ def http_error_body(status: int, message: str | None, *, method: str, route: str
     headers: dict[str, str] = {}
     if status == 403 and message and message.endswith(NO_LONGER_A_USER):  # not the token: the user (hubadmin25 B21)
         error["hint"] = NO_LONGER_A_USER_HINT
+    elif host:  # Jupyter's Host check, not the credentials (red40 nit)
+        error.update(message=f"this server does not answer to Host {host!r}", field="Host", details={"host": host},
+                     hint="use the address the server prints at start (e.g. http://127.0.0.1:8888/), or an admin "
+                          "lets it answer to that name: c.ServerApp.allow_remote_access = True (or add the name to "
+                          "c.ServerApp.local_hostnames)")
     elif status in (401, 403):  # Jupyter's auth refused the request before it reached us
         said = CREDENTIALS_REFUSED if not message or message in _XSRF_REFUSALS else message
         error.update(message=said, details={"credentials": "refused"},

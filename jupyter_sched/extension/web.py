@@ -45,7 +45,7 @@ from .auth_once import ProvenOnceHandler
 from .body_bounds import ON_LOOP_BYTES, TooLargeError, audit_too_large, decoded_body
 from .floods import audit_flood
 from .hangup import StopsOnHangUp
-from .http_errors import Utf8Arguments, http_error_body
+from .http_errors import Utf8Arguments, http_error_body, refused_host
 from .job_tokens import JobTokenHandler
 from .query_once import parsed_before, remember
 from .request_log import logged_quietly
@@ -393,8 +393,8 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
             status = exc.status_code
             message = exc.log_message % exc.args if exc.log_message and exc.args else exc.log_message
             body, headers = http_error_body(status, message, method=self.request.method or "", route=self._route,
-                                            handler=type(self), template=self._template, token_page=str(getattr(
-                                                self.settings.get("jupyter_sched"), "hub_token_page", "") or ""))
+                                            handler=type(self), template=self._template, host=refused_host(self, status),
+                                            token_page=str(getattr(self.settings.get("jupyter_sched"), "hub_token_page", "") or ""))
             for name, value in headers.items():
                 self.set_header(name, value)
         else:

@@ -94,3 +94,18 @@ def test_newuser40_n9_a_job_failing_for_no_cuda_device_on_simulated_gpus_says_th
         assert "ValueError: bad input" in other.stdout and "simulated GPUs" not in other.stdout, other.stdout
     finally:
         _cli(server, "cancel", "--mine", "--yes")
+
+
+def test_red40_nit_a_valid_token_to_a_foreign_host_is_told_the_host_was_refused(server: EmbeddedServer) -> None:
+    """red40 nit: a valid token with ``Host: x`` (a name the server does not answer to) was answered 403 "the server
+    did not accept this request's credentials: no token, a wrong token …" — the token was fine. Now the 403 names the
+    Host and the fix; a wrong token to the right Host is still told its credentials were refused."""
+    foreign = httpx.get(f"{server.api}jobs", headers={"Authorization": "token tok-ann", "Host": "evil.example:80"},
+                        timeout=30)
+    assert foreign.status_code == 403, foreign.text
+    error = foreign.json()["error"]
+    assert error["message"] == "this server does not answer to Host 'evil.example:80'" and error["field"] == "Host"
+    assert "c.ServerApp.allow_remote_access" in error["hint"] and "credentials" not in foreign.text, error
+    wrong = httpx.get(f"{server.api}jobs", headers={"Authorization": "token not-a-token"}, timeout=30)
+    assert wrong.status_code in (401, 403) and "credentials" in wrong.json()["error"]["message"], wrong.text
+    assert httpx.get(f"{server.api}jobs", headers={"Authorization": "token tok-ann"}, timeout=30).status_code == 200
