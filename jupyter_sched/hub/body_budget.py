@@ -30,16 +30,27 @@ budget can no longer be spent to refuse others:
   (:meth:`BodyBudget.room`, answered :func:`cut_answer`), and only a newcomer that would itself hold most is
   refused; each caller whose bodies were cut is named in the front door's line and audited.
 
+Red team 40, R6: 16 hub users each holding one 16 MiB body of which all but 200 bytes came in the first second, then
+nothing, refused an honest user's second concurrent 10 MiB upload (503: at 20 MiB it "held most"): a stalled body's
+whole-life average rate stayed high, and callers were ranked by bytes alone. So a body is judged by its progress:
+
+* the slow rule looks at the last :data:`RECENT_S` (:meth:`BodyBudget.slow`; a younger body: its whole life), so a
+  body that stopped coming is cut 408 however fast it began;
+* past the budget, the bodies of others that are stalled (no byte for :data:`STALLED_S`) are cut first, longest
+  still first, whatever their size or their caller's; only then the rule above among moving bodies;
+* a refusal still needed says how many bodies of how many callers the budget holds and how many are stalled.
+
 Pure bookkeeping and the answers' bytes; :mod:`.front_door` calls it.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_HELD_BYTES", "HELD_SETTING", "SLOW_FACTOR", "SLOW_GRACE_S", "SMALL_BODY_BYTES",
+__all__ = ["DEFAULT_HELD_BYTES", "HELD_SETTING", "RECENT_S", "SLOW_FACTOR", "SLOW_GRACE_S", "SMALL_BODY_BYTES", "STALLED_S",
            "TIMEOUT_SETTING", "TOKENLESS_BODY_BYTES", "BodyBudget", "caller_share", "cut_answer", "cut_message",
            "over_budget_answer", "slow_body_answer", "slow_body_message", "tokenless_answer"]
 
@@ -60,6 +71,12 @@ first seconds are slow)."""
 SLOW_FACTOR = 2.0
 """A body is too slow when, at the rate it came so far, it would take more than this many times ``body_timeout_s``
 (tornado closes it at ``body_timeout_s`` anyway; the slack allows a rate that rises)."""
+RECENT_S = 5.0
+"""Seconds of a body's recent past its pace is judged by (red team 40, R6: a body that came fast, then stopped, kept
+a high average for as long as ``body_timeout_s``)."""
+STALLED_S = 1.0
+"""A body no byte of which came for this long is stalled: past the budget it is cut before any moving body, whatever
+its size (red team 40, R6). A client sending a body it holds sends without pause."""
 
 
 @dataclass
@@ -77,10 +94,29 @@ class _Body:
     size)."""
     target: str = ""
     """``"POST /path"``, for the log and the audit."""
+    last: float = 0.0
+    """Monotonic time (s) its last byte came (its head's, before any; red team 40, R6)."""
+    marks: list[tuple[float, int]] = field(default_factory=list)
+    """``(time, received)`` taken at each sweep, the oldest at or before :data:`RECENT_S` ago (its pace's window)."""
 
     def rate(self, now: float) -> float:
-        """Bytes a second it came at so far."""
-        return self.received / max(now - self.since, 1e-3)
+        """Bytes a second it came at over the last :data:`RECENT_S` (a younger body: its whole life)."""
+        start, base = self.since, 0
+        for when, received in self.marks:
+            if when > now - RECENT_S:
+                break
+            start, base = when, received
+        return (self.received - base) / max(now - start, 1e-3)
+
+    def mark(self, now: float) -> None:
+        """Note how much came by ``now`` (each sweep), forgetting what is older than the window needs."""
+        self.marks.append((now, self.received))
+        while len(self.marks) > 1 and self.marks[1][0] <= now - RECENT_S:
+            del self.marks[0]
+
+    def idle(self, now: float) -> float:
+        """Seconds since its last byte (or its head)."""
+        return now - max(self.last, self.since)
 
 
 def caller_share(budget: int, max_body_bytes: int) -> int:
@@ -138,6 +174,8 @@ class BodyBudget:
         if body is not None:
             body.received += size
             body.reserved += reserved
+            if size > 0:
+                body.last = time.monotonic()
 
     def reserved_head(self, reader: object, size: int) -> None:
         """``reader``'s body reserved ``size`` bytes from its head."""
@@ -154,19 +192,41 @@ class BodyBudget:
         return self._bodies.get(reader)
 
     def slow(self, now: float, timeout_s: float) -> list[object]:
-        """The readers whose bodies (over :data:`SMALL_BODY_BYTES`, with a Content-Length) came too slowly: after
-        :data:`SLOW_GRACE_S`, at their rate so far they would take more than :data:`SLOW_FACTOR` times ``timeout_s``."""
+        """The readers whose bodies (over :data:`SMALL_BODY_BYTES`, with a Content-Length) come too slowly: after
+        :data:`SLOW_GRACE_S`, at their rate over the last :data:`RECENT_S` (:meth:`_Body.rate`; red team 40, R6: not
+        their whole life's) the whole body would take more than :data:`SLOW_FACTOR` times ``timeout_s``. Called at
+        each sweep: it marks every body's progress."""
+        bodies = list(self._bodies.items())
+        for _reader, body in bodies:
+            body.mark(now)
         if timeout_s <= 0:
             return []
-        return [reader for reader, body in list(self._bodies.items())
+        return [reader for reader, body in bodies
                 if body.length is not None and body.length > SMALL_BODY_BYTES and now - body.since >= SLOW_GRACE_S
-                and body.received * SLOW_FACTOR * timeout_s < body.length * (now - body.since)]
+                and body.rate(now) * SLOW_FACTOR * timeout_s < body.length]
+
+    def census(self, now: float, key: str = "") -> tuple[int, int, int, int]:
+        """The budgeted bodies of callers other than ``key``: ``(bodies, callers, stalled bodies, their callers)``
+        (stalled: no byte for :data:`STALLED_S`), for the words of a refusal (red team 40, R6)."""
+        callers: set[str] = set()
+        stalled: set[str] = set()
+        count = stalled_count = 0
+        for body in list(self._bodies.values()):
+            if body.key == key or body.reserved <= 0:
+                continue
+            count += 1
+            callers.add(body.key)
+            if body.idle(now) >= STALLED_S:
+                stalled_count += 1
+                stalled.add(body.key)
+        return count, len(callers), stalled_count, len(stalled)
 
     def room(self, key: str, size: int, now: float) -> list[object] | None:
-        """The readers to cut so that ``size`` more bytes of ``key`` fit the budget (``[]``: they fit): bodies of
-        the callers holding more than ``key`` would, most first (of equals, the one with the slowest body), the
-        slowest body of each first; None when cutting
-        those is not enough (``key`` would hold as much as anyone: it is refused instead). Never ``key``'s own."""
+        """The readers to cut so that ``size`` more bytes of ``key`` fit the budget (``[]``: they fit): first the
+        stalled bodies of others (no byte for :data:`STALLED_S`), longest still first, whatever their size (red
+        team 40, R6); then bodies of the callers holding more than ``key`` would, most first (of equals, the one
+        with the slowest body), the slowest body of each first; None when cutting those is not enough (``key``
+        would hold as much as anyone moving: it is refused instead, and nothing is cut). Never ``key``'s own."""
         if self.budget <= 0:
             return []
         need = self.held + size - self.budget
@@ -175,12 +235,22 @@ class BodyBudget:
         mine = self.holding(key) + size
         holding = dict(self._by_key)
         bodies: dict[str, list[tuple[float, object, int]]] = {}
+        stalled: list[tuple[float, object, _Body]] = []
         for reader, body in list(self._bodies.items()):
             if body.key != key and body.reserved > 0:
-                bodies.setdefault(body.key, []).append((body.rate(now), reader, body.reserved))
+                if body.idle(now) >= STALLED_S:
+                    stalled.append((body.idle(now), reader, body))
+                else:
+                    bodies.setdefault(body.key, []).append((body.rate(now), reader, body.reserved))
+        cut: list[object] = []
+        for _idle, reader, body in sorted(stalled, key=lambda piece: piece[0], reverse=True):
+            if need <= 0:
+                return cut
+            cut.append(reader)
+            holding[body.key] = holding.get(body.key, 0) - body.reserved
+            need -= body.reserved
         for pieces in bodies.values():
             pieces.sort(key=lambda piece: piece[0], reverse=True)  # slowest last: popped first
-        cut: list[object] = []
         while need > 0:
             most = max((k for k in bodies if bodies[k]), default=None,  # ties: the one with the slowest body
                        key=lambda k: (holding.get(k, 0), -bodies[k][-1][0]))
@@ -242,14 +312,15 @@ def _share_holder(key: str, holding: int, share: int) -> tuple[str, str]:
 
 
 def over_budget_answer(size: int | None, holding: int, share: int, held: int, budget: int,
-                       key: str = "") -> bytes:
+                       key: str = "", census: tuple[int, int, int, int] | None = None) -> bytes:
     """The whole 503 (``Retry-After``) for a body that would pass the budget or the share of caller ``key``
-    (:meth:`~.fair_share.CallerKeys.key`; the words say whose the share is: :func:`_share_holder`)."""
+    (:meth:`~.fair_share.CallerKeys.key`; the words say whose the share is: :func:`_share_holder`); ``census``:
+    :meth:`BodyBudget.census` of the others' bodies, said when the budget refused it (red team 40, R6)."""
     said = f"{size:,} bytes" if size is not None else "a chunked body"
     mine = holding + (size or 0) > share
     why, advice = _share_holder(key, holding, share) if mine else (
         f"the service holds {held / (1 << 20):.0f} MiB of unfinished request bodies (at most "
-        f"{budget / (1 << 20):.0f} MiB at once)", "send it again")
+        f"{budget / (1 << 20):.0f} MiB at once){_held_by(census, holding + (size or 0))}", "send it again")
     return _answer("503 Service Unavailable", {
         "code": "busy", "field": "body",
         "message": f"a request body of {said} was not taken: {why}",
@@ -257,38 +328,67 @@ def over_budget_answer(size: int | None, holding: int, share: int, held: int, bu
         "details": {"retry_after_s": RETRY_AFTER_S}}, extra=f"Retry-After: {RETRY_AFTER_S}\r\n")
 
 
-def slow_body_message(length: int, received: int, elapsed_s: float, timeout_s: float) -> str:
+def _callers(count: int, kind: str = "") -> str:
+    return f"{count:,} {kind}caller" + ("" if count == 1 else "s")
+
+
+def _held_by(census: tuple[int, int, int, int] | None, mine: int) -> str:
+    """Whose the held bodies are, for a refusal (red team 40, R6: the refusal named no holder)."""
+    if census is None:
+        return ""
+    count, callers, stalled, stalled_callers = census
+    still = (f"{stalled:,} of them stalled (no byte for {STALLED_S:g} s; {_callers(stalled_callers)})" if stalled
+             else "all still coming")
+    return (f": {count:,} bodies of {_callers(callers, 'other ')}, {still}; cutting the stalled ones and those of "
+            f"callers holding more than you would ({_mib(mine)} MiB) does not make room")
+
+
+def slow_body_message(length: int, received: int, elapsed_s: float, timeout_s: float,
+                      rate: float | None = None, idle_s: float = 0.0) -> str:
     """The words of a 408 (and of its audit row): a ``length``-byte body of which ``received`` came in
-    ``elapsed_s``, too slowly to be whole within ``timeout_s`` (red team 39, R6)."""
-    rate = received / max(elapsed_s, 1e-3)
+    ``elapsed_s``, too slowly to be whole within ``timeout_s`` (red team 39, R6); ``rate``: its pace over the last
+    :data:`RECENT_S` (red team 40, R6; None: its whole life's), ``idle_s``: seconds since its last byte."""
+    if rate is None:
+        rate = received / max(elapsed_s, 1e-3)
+    if idle_s >= RECENT_S:
+        pace = f", none for the last {idle_s:.0f} s"
+    elif elapsed_s > RECENT_S:
+        pace = f", {rate:,.0f} bytes/s over the last {RECENT_S:g} s"
+    else:
+        pace = f" ({rate:,.0f} bytes/s)"
     takes = f"about {length / rate:,.0f} s" if rate > 0 else "for ever"
-    return (f"the request body of {length:,} bytes came too slowly: {received:,} bytes in {elapsed_s:.0f} s "
-            f"({rate:,.0f} bytes/s); at that rate it takes {takes}, and this service takes a body within "
-            f"{timeout_s:g} s")
+    return (f"the request body of {length:,} bytes came too slowly: {received:,} bytes in {elapsed_s:.0f} s"
+            f"{pace}; at that rate it takes {takes}, and this service takes a body within {timeout_s:g} s")
 
 
-def slow_body_answer(length: int, received: int, elapsed_s: float, timeout_s: float) -> bytes:
+def slow_body_answer(length: int, received: int, elapsed_s: float, timeout_s: float,
+                     rate: float | None = None, idle_s: float = 0.0) -> bytes:
     """The whole 408 of a body cut for its pace (field ``body``; the connection closes after it)."""
     return _answer("408 Request Timeout", {
-        "code": "slow_body", "field": "body", "message": slow_body_message(length, received, elapsed_s, timeout_s),
+        "code": "slow_body", "field": "body",
+        "message": slow_body_message(length, received, elapsed_s, timeout_s, rate, idle_s),
         "hint": f"send the whole body at once (any HTTP client does for a body it holds), over a faster link; an "
                 f"admin sets {TIMEOUT_SETTING}",
         "details": {"received": received, "length": length, "timeout_s": timeout_s}})
 
 
-def cut_message(size: int | None, received: int, holding: int, key: str) -> str:
-    """The words of a body cut to make room for another caller's (and of its audit row; red team 39, R6)."""
+def cut_message(size: int | None, received: int, holding: int, key: str, idle_s: float = 0.0) -> str:
+    """The words of a body cut to make room for another caller's (and of its audit row; red team 39, R6); one no
+    byte of which came for ``idle_s`` >= :data:`STALLED_S` is said stalled (red team 40, R6)."""
     said = f"of {size:,} bytes" if size is not None else "(sent chunked)"
+    if idle_s >= STALLED_S:
+        return (f"the request body {said} was cut after {received:,} bytes: no byte of it came for {idle_s:.0f} s, "
+                "and another caller's body needed room")
     kind, _, who = key.partition(" ")
     whose = "you" if kind == "user" else f"the requests from {who}"
     return (f"the request body {said} was cut after {received:,} bytes: another caller's body needed room, and "
             f"{whose} held the most unfinished request bodies ({_mib(holding)} MiB)")
 
 
-def cut_answer(size: int | None, received: int, holding: int, key: str) -> bytes:
+def cut_answer(size: int | None, received: int, holding: int, key: str, idle_s: float = 0.0) -> bytes:
     """The whole 503 (``Retry-After``) of a body cut to make room (field ``body``)."""
     return _answer("503 Service Unavailable", {
-        "code": "busy", "field": "body", "message": cut_message(size, received, holding, key),
+        "code": "busy", "field": "body", "message": cut_message(size, received, holding, key, idle_s),
         "hint": f"send it again once your other uploads finished, each whole at once (retry in {RETRY_AFTER_S} s); "
                 f"an admin sets {HELD_SETTING}",
         "details": {"retry_after_s": RETRY_AFTER_S, "received": received}}, extra=f"Retry-After: {RETRY_AFTER_S}\r\n")

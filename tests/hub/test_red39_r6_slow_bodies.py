@@ -86,7 +86,9 @@ def test_red39_r6_small_submit_taken_while_others_hold_the_body_budget_with_slow
 
 
 def test_red39_r6_past_the_budget_the_caller_holding_most_loses_its_slowest_body_and_is_audited(
-        door: SlowDoor, caplog: pytest.LogCaptureFixture) -> None:
+        door: SlowDoor, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(body_budget, "STALLED_S", 600.0)  # all three still coming (stalled bodies: red team 40, R6)
+    monkeypatch.setattr(body_budget, "SLOW_GRACE_S", 600.0)  # and the sweep's pace rule (its own test) left out
     amy = half_body(door, "token amy", BIG, 100)  # trickling
     others = _holders(door, ["bob", "cat"], sent=60_000)
     try:
