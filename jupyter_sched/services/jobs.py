@@ -1692,9 +1692,11 @@ class JobsService:
         if cause.why is not None and seen.kind != "lease":
             raise ValidationError(f"why applies to leases only ({job_id[:80]} is a {seen.kind} job)", field="why",
                                   hint="leave why out to cancel a job")
-        if cause.why in SERVER_CAUSES and seen.user != caller.user:  # another's server cannot release it (red40 R4)
-            raise ValidationError(f"why={cause.why} is said by the lease owner's own Jupyter server "
-                                  f"({seen.user}'s), not by {caller.user}", field="why",
+        if cause.why not in (None, "release") and seen.user != caller.user:  # the owner's client's word (red40 R4,
+            # verify40 V1: an admin's why=kernel_exit put "its kernel's process exited" on another's live kernel)
+            said_by = f"lease owner's own Jupyter server ({seen.user}'s)" if cause.why in SERVER_CAUSES \
+                else f"lease owner's own kernel or client ({seen.user}'s)"
+            raise ValidationError(f"why={cause.why} is said by the {said_by}, not by {caller.user}", field="why",
                                   hint="leave why out to release another user's lease")
         if cause.timeout_s is not None and cause.why != "timeout":
             raise ValidationError("timeout_s goes with why=timeout only", field="timeout_s",

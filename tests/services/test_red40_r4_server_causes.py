@@ -32,6 +32,10 @@ def test_red40_r4_another_users_server_cause_is_refused_naming_the_field(service
     with pytest.raises(ValidationError) as refused:
         services.jobs.cancel(boss, lease.id, cause=CancelJobRequest(why="server_stop"))
     assert refused.value.field == "why" and "r40c's" in refused.value.message, refused.value
+    for why in ("kernel_exit", "interrupt", "timeout"):  # verify40 V1: facts about r40c's kernel on boss's say-so
+        with pytest.raises(ValidationError) as refused:
+            services.jobs.cancel(boss, lease.id, cause=CancelJobRequest(why=why))
+        assert refused.value.field == "why" and "own kernel or client (r40c's)" in refused.value.message, refused.value
     assert services.jobs.get(carol, lease.id).to_wire()["state"] == "running"  # nothing ended by the refusal
     ended = services.jobs.cancel(boss, lease.id)  # without a why: boss's own release, said as boss's
     assert "released by boss" in str(ended.to_wire()["message"]), ended.to_wire()
