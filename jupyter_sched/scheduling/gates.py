@@ -27,6 +27,7 @@ from .budget_fit import (
     unbounded_holder,
 )
 from .ports import gate as port_gate
+from .share_charge import charged_gpus, placed_charge
 
 if TYPE_CHECKING:
     from .context import CycleContext
@@ -339,7 +340,9 @@ def budget_hold(ctx: CycleContext, team: str, user: str | None) -> float:
             if spec.team != team or (user is not None and spec.user != user) or not spec.resources.total_milli:
                 continue
             limit_s = budget_limit(ctx.admitted[job_id], rules, ctx.profile.lease_budget_s)  # a lease: its horizon
-            hold += float("inf") if limit_s is None else spec.resources.total_milli / GPU_MILLI * limit_s / 3600
+            gpus = spec.resources.total_milli / GPU_MILLI if spec.resources.gpu_milli >= GPU_MILLI else \
+                charged_gpus(ctx, ctx.admitted[job_id], ctx.fresh[job_id].holding)  # a share: as placed (verify40 V3)
+            hold += float("inf") if limit_s is None else gpus * limit_s / 3600
     return hold
 
 
@@ -357,6 +360,9 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
     if job.is_lease:  # a kernel's lease: bounded by the lease horizon it must find left (red30 R5)
         return _lease_short(ctx, job, left, used, allowed, who=who, period=period, user=user, hold=hold)
     limit_s = effective_limit(spec, ctx.profile.time_limits)[0]
+    asked = gpus
+    if 0 < spec.resources.gpu_milli < GPU_MILLI:  # a share: what it will be charged where it lands (verify40 V3)
+        gpus = placed_charge(ctx, job)
     short = budget_fit(left, hold, gpus, limit_s)  # the submit's warning asks the same (red28 R3)
     if short is None:
         return None
@@ -365,8 +371,8 @@ def _budget_left_short(ctx: CycleContext, job: Job, left: float, used: float, al
     lease = spending_lease(ctx.snap.jobs, spec.team, user) if holder is None else None
     most, fits = short.most, short.fits_s
     may = ("this job has no time limit, so its GPU-hours are not bounded" if most is None else
-           f"this job may use up to {gpu_hours_phrase(most)} ({gpus_phrase(gpus)} for its "
-           f"{format_duration(limit_s)} time limit)")
+           f"this job may use up to {gpu_hours_phrase(most)} ({_WHOLE if gpus > asked else ''}{gpus_phrase(gpus)} "
+           f"for its {format_duration(limit_s)} time limit)")
     return PendingReason(
         code="BudgetExhausted" if most is not None else "BudgetUnbounded",  # no reset lets an unbounded job in
         message=f"{who} has {gpu_hours_phrase(max(0.0, left))} of its budget left {this_period_text(period)} "
@@ -415,6 +421,9 @@ def _lease_short(ctx: CycleContext, job: Job, left: float, used: float, allowed:
         unblock=f"{fewer}ask an admin to raise the budget or lower {LEASE_SETTING}",
         eta_reason=f"when the {period}'s budget resets")
 
+
+_WHOLE = "a GPU only its team's shares would hold counts whole: "
+"""Said before a share's charged GPUs where it is charged more than it asks (verify40 V3)."""
 
 BUDGET_SETTING = "c.SchedApp.budget_admission"
 """The setting that makes a budget hold a job its remainder cannot cover (hubadmin25 B22)."""

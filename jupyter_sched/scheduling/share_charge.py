@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..model import GPU_MILLI
+from ..model import GPU_MILLI, Job
 from ..model.kept_share import kept_charges
+from ..placement.state import Holding
 from ..preemption.reclaim_rules import LineKey
 from .context import CycleContext
 
-__all__ = ["kept_charges", "released_milli", "share_cost"]
+__all__ = ["charged_gpus", "kept_charges", "placed_charge", "released_milli", "share_cost"]
 
 def share_cost(ctx: CycleContext, job_id: str, lines: Iterable[LineKey]) -> int:
     """Milli-GPUs the holding ``job_id`` has just taken (not yet charged) adds to a team line among
@@ -69,3 +70,44 @@ def released_milli(ctx: CycleContext, job_id: str, asked: int) -> int:
         else:
             total += milli
     return max(total, asked)
+
+
+def charged_gpus(ctx: CycleContext, job: Job, holding: Holding) -> float:
+    """GPUs ``job`` is charged on ``holding`` by usage's rule (:func:`kept_charges`, red40 R1) over the shares its
+    GPUs hold (``holding`` taken or not: it is counted once): a 0.1 share alone on
+    its GPU is charged 1, one packed beside its team's 0.4 share 0.2; a whole GPU or a MIG slice what it holds.
+    What safe budget admission fits a new share by (verify40 V3: fitted at its fraction, a lone share ran 8x what
+    its budget had left)."""
+    st = ctx.state
+    team = job.spec.team
+    total = 0.0
+    for g, milli in holding.gpus:
+        fraction = milli / GPU_MILLI
+        if milli >= GPU_MILLI or holding.migs:
+            total += fraction
+            continue
+        holders: list[tuple[str, float]] = [(team, fraction)]
+        for holder in st.gpu_shares.get(g, ()):
+            other = ctx.admitted.get(holder) or ctx.by_id.get(holder)
+            held = st.holdings.get(holder)
+            if holder == job.id or other is None or held is None:
+                continue  # itself (first above), a reservation mask: not a share
+            holders.extend((other.spec.team, m / GPU_MILLI) for h, m in held.gpus if h == g)
+        total += kept_charges(holders)[0]
+    return total
+
+
+def placed_charge(ctx: CycleContext, job: Job) -> float:
+    """GPUs the share ``job`` would be charged where the placer puts it now (its first flavor with room; nothing
+    is taken), by :func:`charged_gpus`; its asked GPUs where it has no room yet (it waits for room first)."""
+    req = job.spec.resources
+    asked = req.total_milli / GPU_MILLI
+    if not 0 < req.gpu_milli < GPU_MILLI:
+        return asked
+    for flavor in ctx.placer.flavors(req):
+        if not flavor.pools:
+            continue
+        placement = ctx.placer.place(job.id, req, flavor)
+        if placement is not None and placement.holding.gpus:
+            return max(asked, charged_gpus(ctx, job, placement.holding))
+    return asked
