@@ -40,6 +40,11 @@ whole-life average rate stayed high, and callers were ranked by bytes alone. So 
   still first, whatever their size or their caller's; only then the rule above among moving bodies;
 * a refusal still needed says how many bodies of how many callers the budget holds and how many are stalled.
 
+Verify 40, V4: 16 callers that sent ONE BYTE A SECOND after their 16 MiB were not stalled (a byte came), so an honest
+user's second upload was still refused 503 until the slow rule cut them seconds later. For room a body is ranked by
+its recent pace as the slow rule does: one that came over the last :data:`CRAWL_S` at under :data:`CRAWL_FRACTION` of
+the pace that makes it whole in time (:meth:`_Body.crawling`) is stalled for room too, cut before any moving one.
+
 Pure bookkeeping and the answers' bytes; :mod:`.front_door` calls it.
 """
 
@@ -50,7 +55,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_HELD_BYTES", "HELD_SETTING", "RECENT_S", "SLOW_FACTOR", "SLOW_GRACE_S", "SMALL_BODY_BYTES", "STALLED_S",
+__all__ = ["CRAWL_FRACTION", "CRAWL_S", "DEFAULT_HELD_BYTES", "HELD_SETTING", "RECENT_S", "SLOW_FACTOR", "SLOW_GRACE_S", "SMALL_BODY_BYTES", "STALLED_S",
            "TIMEOUT_SETTING", "TOKENLESS_BODY_BYTES", "BodyBudget", "caller_share", "cut_answer", "cut_message",
            "over_budget_answer", "slow_body_answer", "slow_body_message", "tokenless_answer"]
 
@@ -77,6 +82,12 @@ a high average for as long as ``body_timeout_s``)."""
 STALLED_S = 1.0
 """A body no byte of which came for this long is stalled: past the budget it is cut before any moving body, whatever
 its size (red team 40, R6). A client sending a body it holds sends without pause."""
+CRAWL_S = 2.0
+"""Seconds of a body's recent past its pace is judged by for room (verify 40, V4)."""
+CRAWL_FRACTION = 0.1
+"""A body older than :data:`CRAWL_S` whose pace over the last :data:`CRAWL_S` is under this fraction of the slow
+rule's floor (its size over :data:`SLOW_FACTOR` times ``body_timeout_s``) crawls: past the budget it is cut as a
+stalled one is (verify 40, V4: one byte a second is not "moving")."""
 
 
 @dataclass
@@ -99,11 +110,11 @@ class _Body:
     marks: list[tuple[float, int]] = field(default_factory=list)
     """``(time, received)`` taken at each sweep, the oldest at or before :data:`RECENT_S` ago (its pace's window)."""
 
-    def rate(self, now: float) -> float:
-        """Bytes a second it came at over the last :data:`RECENT_S` (a younger body: its whole life)."""
+    def rate(self, now: float, window: float | None = None) -> float:
+        """Bytes a second it came at over the last ``window`` (:data:`RECENT_S`; a younger body: its whole life)."""
         start, base = self.since, 0
         for when, received in self.marks:
-            if when > now - RECENT_S:
+            if when > now - (RECENT_S if window is None else window):
                 break
             start, base = when, received
         return (self.received - base) / max(now - start, 1e-3)
@@ -117,6 +128,20 @@ class _Body:
     def idle(self, now: float) -> float:
         """Seconds since its last byte (or its head)."""
         return now - max(self.last, self.since)
+
+    def crawling(self, now: float, timeout_s: float) -> float | None:
+        """Its pace over the last :data:`CRAWL_S` when that is under :data:`CRAWL_FRACTION` of the pace that makes it
+        whole within :data:`SLOW_FACTOR` times ``timeout_s`` (a chunked one: what came so far) and it is older than
+        :data:`CRAWL_S`; else None (verify 40, V4)."""
+        size = self.length if self.length is not None else self.received
+        if timeout_s <= 0 or now - self.since < CRAWL_S or size <= 0:
+            return None
+        pace = self.rate(now, CRAWL_S)
+        return pace if pace < CRAWL_FRACTION * size / (SLOW_FACTOR * timeout_s) else None
+
+    def stalled(self, now: float, timeout_s: float) -> bool:
+        """No byte for :data:`STALLED_S`, or crawling (:meth:`crawling`): cut for room before any moving body."""
+        return self.idle(now) >= STALLED_S or self.crawling(now, timeout_s) is not None
 
 
 def caller_share(budget: int, max_body_bytes: int) -> int:
@@ -205,9 +230,9 @@ class BodyBudget:
                 if body.length is not None and body.length > SMALL_BODY_BYTES and now - body.since >= SLOW_GRACE_S
                 and body.rate(now) * SLOW_FACTOR * timeout_s < body.length]
 
-    def census(self, now: float, key: str = "") -> tuple[int, int, int, int]:
+    def census(self, now: float, key: str = "", timeout_s: float = 0.0) -> tuple[int, int, int, int]:
         """The budgeted bodies of callers other than ``key``: ``(bodies, callers, stalled bodies, their callers)``
-        (stalled: no byte for :data:`STALLED_S`), for the words of a refusal (red team 40, R6)."""
+        (stalled: :meth:`_Body.stalled`), for the words of a refusal (red team 40, R6)."""
         callers: set[str] = set()
         stalled: set[str] = set()
         count = stalled_count = 0
@@ -216,15 +241,16 @@ class BodyBudget:
                 continue
             count += 1
             callers.add(body.key)
-            if body.idle(now) >= STALLED_S:
+            if body.stalled(now, timeout_s):
                 stalled_count += 1
                 stalled.add(body.key)
         return count, len(callers), stalled_count, len(stalled)
 
-    def room(self, key: str, size: int, now: float) -> list[object] | None:
+    def room(self, key: str, size: int, now: float, timeout_s: float = 0.0) -> list[object] | None:
         """The readers to cut so that ``size`` more bytes of ``key`` fit the budget (``[]``: they fit): first the
         stalled bodies of others (no byte for :data:`STALLED_S`), longest still first, whatever their size (red
-        team 40, R6); then bodies of the callers holding more than ``key`` would, most first (of equals, the one
+        team 40, R6), then the crawling ones (:meth:`_Body.crawling` for ``timeout_s``), slowest first (verify 40,
+        V4); then bodies of the callers holding more than ``key`` would, most first (of equals, the one
         with the slowest body), the slowest body of each first; None when cutting those is not enough (``key``
         would hold as much as anyone moving: it is refused instead, and nothing is cut). Never ``key``'s own."""
         if self.budget <= 0:
@@ -235,15 +261,17 @@ class BodyBudget:
         mine = self.holding(key) + size
         holding = dict(self._by_key)
         bodies: dict[str, list[tuple[float, object, int]]] = {}
-        stalled: list[tuple[float, object, _Body]] = []
+        stalled: list[tuple[tuple[int, float], object, _Body]] = []
         for reader, body in list(self._bodies.items()):
             if body.key != key and body.reserved > 0:
                 if body.idle(now) >= STALLED_S:
-                    stalled.append((body.idle(now), reader, body))
+                    stalled.append(((0, -body.idle(now)), reader, body))
+                elif (pace := body.crawling(now, timeout_s)) is not None:
+                    stalled.append(((1, pace), reader, body))
                 else:
                     bodies.setdefault(body.key, []).append((body.rate(now), reader, body.reserved))
         cut: list[object] = []
-        for _idle, reader, body in sorted(stalled, key=lambda piece: piece[0], reverse=True):
+        for _rank, reader, body in sorted(stalled, key=lambda piece: piece[0]):
             if need <= 0:
                 return cut
             cut.append(reader)
@@ -337,7 +365,8 @@ def _held_by(census: tuple[int, int, int, int] | None, mine: int) -> str:
     if census is None:
         return ""
     count, callers, stalled, stalled_callers = census
-    still = (f"{stalled:,} of them stalled (no byte for {STALLED_S:g} s; {_callers(stalled_callers)})" if stalled
+    still = (f"{stalled:,} of them stalled (no byte for {STALLED_S:g} s, or crawling; {_callers(stalled_callers)})"
+             if stalled
              else "all still coming")
     return (f": {count:,} bodies of {_callers(callers, 'other ')}, {still}; cutting the stalled ones and those of "
             f"callers holding more than you would ({_mib(mine)} MiB) does not make room")
@@ -372,10 +401,15 @@ def slow_body_answer(length: int, received: int, elapsed_s: float, timeout_s: fl
         "details": {"received": received, "length": length, "timeout_s": timeout_s}})
 
 
-def cut_message(size: int | None, received: int, holding: int, key: str, idle_s: float = 0.0) -> str:
+def cut_message(size: int | None, received: int, holding: int, key: str, idle_s: float = 0.0,
+                pace: float | None = None) -> str:
     """The words of a body cut to make room for another caller's (and of its audit row; red team 39, R6); one no
-    byte of which came for ``idle_s`` >= :data:`STALLED_S` is said stalled (red team 40, R6)."""
+    byte of which came for ``idle_s`` >= :data:`STALLED_S` is said stalled (red team 40, R6), one that crawled at
+    ``pace`` bytes/s over the last :data:`CRAWL_S` is said crawling (verify 40, V4)."""
     said = f"of {size:,} bytes" if size is not None else "(sent chunked)"
+    if idle_s < STALLED_S and pace is not None:
+        return (f"the request body {said} was cut after {received:,} bytes: it came at {pace:,.1f} bytes/s over the "
+                f"last {CRAWL_S:g} s, far too slowly to be whole in time, and another caller's body needed room")
     if idle_s >= STALLED_S:
         return (f"the request body {said} was cut after {received:,} bytes: no byte of it came for {idle_s:.0f} s, "
                 "and another caller's body needed room")
@@ -385,10 +419,11 @@ def cut_message(size: int | None, received: int, holding: int, key: str, idle_s:
             f"{whose} held the most unfinished request bodies ({_mib(holding)} MiB)")
 
 
-def cut_answer(size: int | None, received: int, holding: int, key: str, idle_s: float = 0.0) -> bytes:
+def cut_answer(size: int | None, received: int, holding: int, key: str, idle_s: float = 0.0,
+               pace: float | None = None) -> bytes:
     """The whole 503 (``Retry-After``) of a body cut to make room (field ``body``)."""
     return _answer("503 Service Unavailable", {
-        "code": "busy", "field": "body", "message": cut_message(size, received, holding, key, idle_s),
+        "code": "busy", "field": "body", "message": cut_message(size, received, holding, key, idle_s, pace),
         "hint": f"send it again once your other uploads finished, each whole at once (retry in {RETRY_AFTER_S} s); "
                 f"an admin sets {HELD_SETTING}",
         "details": {"retry_after_s": RETRY_AFTER_S, "received": received}}, extra=f"Retry-After: {RETRY_AFTER_S}\r\n")

@@ -428,7 +428,7 @@ class _Watched(httputil.HTTPMessageDelegate):
             return True
         if bodies.holding(key) + size > bodies.share:
             return False
-        cut = bodies.room(key, size, time.monotonic())
+        cut = bodies.room(key, size, time.monotonic(), self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S)
         if cut is None:
             return False
         for reader in cut:
@@ -441,10 +441,12 @@ class _Watched(httputil.HTTPMessageDelegate):
         body, key = self._server.bodies.body(self), self._budget_key
         if body is None or key is None or self._refused is not None:
             return
-        holding, idle = self._server.bodies.holding(key), body.idle(time.monotonic())
-        self._cut(cut_answer(body.length, body.received, holding, key, idle), "busy",
-                  cut_message(body.length, body.received, holding, key, idle),
-                  f"bodies cut: stalled (no byte for {STALLED_S:g} s) and another's needed room" if idle >= STALLED_S
+        now, timeout_s = time.monotonic(), self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S
+        holding, idle, pace = self._server.bodies.holding(key), body.idle(now), body.crawling(now, timeout_s)
+        self._cut(cut_answer(body.length, body.received, holding, key, idle, pace), "busy",
+                  cut_message(body.length, body.received, holding, key, idle, pace),
+                  f"bodies cut: stalled (no byte for {STALLED_S:g} s, or crawling) and another's needed room"
+                  if idle >= STALLED_S or pace is not None
                   else f"bodies cut: their caller held the most of {HELD_SETTING} and another's needed room",
                   min(self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S, DRAIN_TIMEOUT_S))
 
@@ -481,7 +483,8 @@ class _Watched(httputil.HTTPMessageDelegate):
     def _over_budget(self, key: str, size: int | None) -> bytes:
         bodies = self._server.bodies
         return over_budget_answer(size, bodies.holding(key), bodies.share, bodies.held, bodies.budget, key,
-                                  bodies.census(time.monotonic(), key))
+                                  bodies.census(time.monotonic(), key,
+                                                self._server.conn_params.body_timeout or DRAIN_TIMEOUT_S))
 
     def _refuse_head(self, answer: bytes, length: int, what: str) -> None:
         """Answer ``answer`` from the head and close, reading and dropping the body (never kept)."""

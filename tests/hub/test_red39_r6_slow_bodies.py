@@ -89,6 +89,7 @@ def test_red39_r6_past_the_budget_the_caller_holding_most_loses_its_slowest_body
         door: SlowDoor, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(body_budget, "STALLED_S", 600.0)  # all three still coming (stalled bodies: red team 40, R6)
     monkeypatch.setattr(body_budget, "SLOW_GRACE_S", 600.0)  # and the sweep's pace rule (its own test) left out
+    monkeypatch.setattr(body_budget, "CRAWL_S", 600.0)  # and crawling bodies (verify 40, V4): none is judged so
     amy = half_body(door, "token amy", BIG, 100)  # trickling
     others = _holders(door, ["bob", "cat"], sent=60_000)
     try:

@@ -15,6 +15,7 @@ The sizes are the repro's scaled down 180x (a 90 KB body for 16 MiB, the budget 
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 
@@ -150,6 +151,7 @@ def test_red40_r6_a_refusal_still_needed_says_whose_bodies_the_budget_holds(
         door: ManyDoor, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(body_budget, "SLOW_GRACE_S", 600.0)  # only the budget's rule here
     monkeypatch.setattr(body_budget, "STALLED_S", 3.0)
+    monkeypatch.setattr(body_budget, "CRAWL_S", 3.0)  # the young bodies below are not crawling yet either
     old = _stall(door, STALLERS[:1])
     time.sleep(3.3)  # s0's body is stalled; the next 15 are young (still coming, as far as anyone can tell)
     young = _stall(door, STALLERS[1:])
@@ -161,9 +163,94 @@ def test_red40_r6_a_refusal_still_needed_says_whose_bodies_the_budget_holds(
         assert head.startswith(b"HTTP/1.1 503") and error["code"] == "busy" and error["field"] == "body", head
         message = error["message"]
         assert "the service holds" in message and "16 bodies of 16 other callers" in message, message
-        assert "1 of them stalled (no byte for 3 s; 1 caller)" in message, message
+        assert "1 of them stalled (no byte for 3 s, or crawling; 1 caller)" in message, message
         assert "holding more than you would (0.1 MiB) does not make room" in message, message
         assert door.cuts == [] and door.guarded.bodies.held == HELD  # nothing was cut for a refused body
     finally:
         for sock in [*old, *young]:
+            sock.close()
+
+
+def _upload_two(door: ManyDoor) -> list[bytes]:
+    """ann uploads two notebooks at once, steadily, the second 0.1 s after the first: both answers."""
+    first = socket.create_connection(("127.0.0.1", door.port), timeout=10)
+    second = socket.create_connection(("127.0.0.1", door.port), timeout=10)
+    with first, second:
+        _head(first, UPLOAD)
+        first.sendall(b"x" * (UPLOAD // 10))
+        time.sleep(0.1)
+        _head(second, UPLOAD)
+        for piece in range(10):
+            if piece:
+                first.sendall(b"x" * (UPLOAD // 10))
+            second.sendall(b"x" * (UPLOAD // 10))
+            time.sleep(0.1)
+        return [_answer(first, 10), _answer(second, 10)]
+
+
+def test_verify40_v4_bodies_trickling_a_byte_at_a_time_are_stalled_for_room_too(
+        door: ManyDoor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verify 40, V4: the 16 stallers each send one byte every 0.4 s after their burst (never idle for STALLED_S):
+    ann's second upload was refused 503 "the service holds …" until the slow rule cut them seconds later."""
+    monkeypatch.setattr(body_budget, "SLOW_GRACE_S", 600.0)  # the budget's rule only, not the sweep's 408
+    stalled = _stall(door, STALLERS)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        while not stop.wait(0.4):
+            for sock in stalled:
+                try:
+                    sock.send(b"x")
+                except OSError:
+                    pass
+
+    trickler = threading.Thread(target=trickle, daemon=True)
+    trickler.start()
+    try:
+        time.sleep(body_budget.CRAWL_S + 1.5)  # each is older than CRAWL_S, a byte of each came within 0.4 s
+        now = time.monotonic()
+        bodies = list(door.guarded.bodies._bodies.values())
+        assert len(bodies) == 16 and all(body.idle(now) < body_budget.STALLED_S for body in bodies)  # not idle
+        answers = _upload_two(door)
+        for answer in answers:  # both taken: a byte now and then does not make a body "moving"
+            assert answer.startswith(b"HTTP/1.1 200") and b'"received": 70000' in answer, answer[:400]
+        assert door.ran == [UPLOAD, UPLOAD]
+        assert len(door.cuts) == 2 and {code for _user, _target, code, _message, _n in door.cuts} == {"busy"}
+        assert all(f"bytes/s over the last {body_budget.CRAWL_S:g} s, far too slowly" in message
+                   for *_rest, message, _n in door.cuts), door.cuts
+        cut = {user for user, *_rest in door.cuts}
+        assert door.guarded.bodies.held == 14 * BIG <= HELD  # the memory bound held throughout
+        assert all(door.guarded.bodies.holding(f"user {user}") == BIG for user in STALLERS if user not in cut)
+        stop.set()
+        trickler.join(5)
+        for user, sock in zip(STALLERS, stalled, strict=True):
+            if user in cut:
+                head, error = status_and_error(_answer(sock, 2))
+                assert head.startswith(b"HTTP/1.1 503") and error["field"] == "body", (head, error)
+                assert "far too slowly to be whole in time, and another caller's body needed room" in error["message"]
+    finally:
+        stop.set()
+        for sock in stalled:
+            sock.close()
+
+
+def test_verify40_v4_a_refusal_counts_crawling_bodies_as_stalled(
+        door: ManyDoor, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The census of a refusal says the crawling bodies are stalled (they are the ones cut first)."""
+    monkeypatch.setattr(body_budget, "SLOW_GRACE_S", 600.0)
+    stalled = _stall(door, STALLERS[:2])
+    try:
+        budget = door.guarded.bodies
+        time.sleep(body_budget.CRAWL_S + 1.2)
+        for sock in stalled:
+            sock.send(b"x")
+        time.sleep(0.2)
+        now = time.monotonic()
+        assert budget.census(now, "user ann") == (2, 2, 0, 0)  # no timeout said: only idle bodies count
+        assert budget.census(now, "user ann", 30.0) == (2, 2, 2, 2)  # 1 byte in 2 s: crawling
+        answer = body_budget.over_budget_answer(LIMIT, 0, budget.share, budget.held, budget.budget, "user ann",
+                                                budget.census(now, "user ann", 30.0))
+        assert b"2 of them stalled (no byte for 1 s, or crawling; 2 callers)" in answer, answer
+    finally:
+        for sock in stalled:
             sock.close()
