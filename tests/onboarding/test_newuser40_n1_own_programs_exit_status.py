@@ -34,8 +34,11 @@ def test_newuser40_ctrl_c_of_a_long_simulation_is_one_line_and_130(tmp_path: Pat
     scenario = tmp_path / "long.yaml"
     scenario.write_text(f"name: long\ncluster: {{nodes: 20, gpus_per_node: 8}}\njobs:\n{jobs}", encoding="utf-8")
     out = tmp_path / "out"
+    # as from a shell's Ctrl-C: SIGINT at its default (a parallel run's worker may ignore it, and an ignored SIGINT is
+    # inherited: Python then installs no KeyboardInterrupt and the CLI never hears the Ctrl-C — CI's whole run)
     proc = subprocess.Popen(_cli("simulate", str(scenario), "--out", str(out)), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 180
         while not out.is_dir() and proc.poll() is None and time.monotonic() < deadline:
