@@ -24,18 +24,7 @@ from typing import Any
 import pytest
 
 from jupyter_sched.cli.main import EXIT_OK
-
-
-def _notebook(path: Path) -> Path:
-    cells = [{"cell_type": "code", "source": "region = 'us'\ndays = 7", "metadata": {"tags": ["parameters"]},
-              "outputs": [], "execution_count": None},
-             {"cell_type": "code", "source": "print('REPORT', region, days)", "metadata": {}, "outputs": [],
-              "execution_count": None}]
-    nb = {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
-          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(nb), encoding="utf-8")
-    return path
+from tests.onboarding.test_s40_params import _notebook  # the same notebook (parameters region, days)
 
 
 @pytest.fixture(scope="module")
