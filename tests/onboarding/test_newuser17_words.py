@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_sched.cli.main import EXIT_TIMEOUT
+from tests import leftovers
 from tests.onboarding.test_cli_firsthour import api, clear, cli, wait_state
 from tests.onboarding.test_newuser11 import _magics
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
@@ -71,6 +72,8 @@ def test_newuser17_n12_a_second_magic_cancel_says_already_stopping_as_the_cli_do
     # the REST answer says it as data: the second cancel changed nothing
     answer = api(server, "tok-ann").delete(f"jobs/{job_id}").json()
     assert answer["already_stopping"] is True and answer["stop_requested"]["intent"] == "cancel", answer
+    # every word of the stop is read: the SIGKILL its 15 s grace ends with, now (waiting for it cost 15 s)
+    leftovers.kill_sigterm_ignorers([job_id])
     wait_state(server, "tok-ann", job_id, "cancelled")
 
 
