@@ -97,6 +97,14 @@ class HeldAway:
         """:attr:`away` as the ledgers stand now."""
         return self.away if self.version == self.state.share_version else self.sync()
 
+    def rests(self) -> Mapping[int, tuple[frozenset[LineKey], int]]:
+        """Per GPU that adds to :meth:`now`, as the ledgers stand now: the team lines every share on it is
+        charged to, and its free rest (milli-GPUs). The ETA projection frees each when its last share ends
+        (:func:`~jupyter_sched.scheduling.eta._held_rests`). Its order is the sync history's: a reader that
+        says anything in order sorts it (session 41)."""
+        self.now()
+        return self.on
+
     def sync(self) -> dict[LineKey, int]:
         """Bring :attr:`away` up to the ledgers: each GPU logged since the last sync comes off, and back as
         it is now (all GPUs a share is on, the first time)."""

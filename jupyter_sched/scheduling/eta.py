@@ -1206,10 +1206,11 @@ def _held_rests(ctx: CycleContext, notes: dict[str, Reestimate], progress: bool
     held = ctx.quota.held
     if held is None:
         return []
-    held.now()
+    rests = held.rests()
     out: list[tuple[str, tuple[Any, ...], int, float]] = []
     shares, fresh = ctx.share_holder_set, ctx.fresh_shares
-    for g, (keys, rest) in held.on.items():
+    for g in sorted(rests):  # in GPU order, not the memo's sync history: a line's holders are named in this order
+        keys, rest = rests[g]
         last, end = "", -math.inf
         for holder in ctx.state.gpu_shares.get(g, ()):
             if holder in shares or holder in fresh:

@@ -8,6 +8,9 @@ Memos checked:
   (:class:`~jupyter_sched.quota.held_whole.HeldAway`) per
   :attr:`~jupyter_sched.placement.state.ClusterState.share_version` (what shares hold) rather than
   per ledger version (which every admission moves), redone for the GPUs whose shares changed;
+  Its per-GPU rests (:meth:`~jupyter_sched.quota.held_whole.HeldAway.rests`, which the ETA projection frees
+  as the last share on each GPU ends) are part of it: the direct run works them out too
+  (:func:`~jupyter_sched.scheduling.preempt.candidates.held_rests_now`; session 41, CI on 45262b24);
 * :meth:`~jupyter_sched.scheduling.context.CycleContext.shares_now` — reads ``fresh_shares``, the
   cycle's admissions of GPU shares kept in step with ``fresh``, not every admission;
 * :func:`~jupyter_sched.scheduling.admit.shares_note` — its clause per flavor and share version;
@@ -41,7 +44,7 @@ from jupyter_sched.quota.held_whole import HeldAway, LineKey
 from jupyter_sched.scheduling import CycleResult, SchedulingProfile, Snapshot, run_cycle
 from jupyter_sched.scheduling.context import CycleContext
 from jupyter_sched.scheduling.cycle import run_on
-from jupyter_sched.scheduling.preempt.candidates import held_away, held_away_now
+from jupyter_sched.scheduling.preempt.candidates import held_away, held_away_now, held_rests_now
 
 TEAMS = ("a", "b", "c")
 
@@ -56,6 +59,8 @@ class DirectHeldAway(HeldAway):
         self.ctx = ctx
 
     def sync(self) -> dict[LineKey, int]:
+        # what it keeps per GPU too (.rests, which the ETA projection frees share by share: session 41)
+        self.on = held_rests_now(self.ctx)
         away = held_away_now(self.ctx)
         for team in {k[0] for k in away.keys() | self.away.keys() if away.get(k) != self.away.get(k)}:
             assert self.versions is not None  # a team's fair share is read again when what it holds away changes
@@ -174,13 +179,51 @@ def test_held_away_memo_follows_admissions_evictions_and_undone_trials(snap: Sna
     assert held_away(ctx) == held_away_now(ctx)
     run_on(ctx)
     assert held_away(ctx) == held_away_now(ctx)
+    assert ctx.quota.held is None or dict(ctx.quota.held.rests()) == held_rests_now(ctx)  # per GPU too (session 41)
     assert list(ctx.shares_now()) == list(DirectContext.shares_now(ctx))
     holders = sorted(ctx.state.holdings)
     for job_id in data.draw(st.lists(st.sampled_from(holders), max_size=4, unique=True) if holders else st.just([])):
         with ctx.ledger.what_if():
             ctx.ledger.evict(job_id)
             assert held_away(ctx) == held_away_now(ctx)
+            assert ctx.quota.held is None or dict(ctx.quota.held.rests()) == held_rests_now(ctx)
         assert held_away(ctx) == held_away_now(ctx)
+        assert ctx.quota.held is None or dict(ctx.quota.held.rests()) == held_rests_now(ctx)
+
+
+def _team_c_at_its_line() -> Snapshot:
+    """CI on 45262b24 (session 41): three one-GPU nodes; a 0.1 share of team a runs on n2; nine high jobs
+    pending, p1 (600 s limit) and p8 (no limit) 0.5 shares of team c, guaranteed 0 and borrowing at most 1."""
+    nodes = [make_node(f"n{i}", gpus=1) for i in range(3)]
+    jobs = [running(make_job("s-n2-0-0", milli=100, team="a", user="u1"), "n2", [0], milli=100, started=-1.0)]
+    for k, (team, milli, limit) in enumerate([("a", 1000, None), ("c", 500, 600.0), *[("a", 1000, None)] * 3,
+                                              *[("a", 500, None)] * 3, ("c", 500, None)]):
+        jobs.append(make_job(f"p{k}", milli=milli, team=team, user="u1", priority="high", submitted=k,
+                             time_limit_s=limit))
+    lines = (Quota(team="a", guaranteed=0), Quota(team="b", guaranteed=0),
+             Quota(team="c", guaranteed=0, borrowing_limit=1))
+    return snapshot(nodes, jobs, quota=QuotaSet(quotas=lines), now=T0 + timedelta(minutes=1))
+
+
+def test_s41_memo_a_share_at_its_lines_limit_waits_for_its_own_teams_share_to_end() -> None:
+    # p1 (c's 0.5) is admitted to n0 and holds it whole for c (its 0.5 rest, red team 38 R3): c is at its
+    # limit of 1 and p8, another 0.5 of c that would take a GPU of its own, waits. When p1 ends at its limit
+    # (12:11) c holds nothing and p8 takes n0: first in the queue (c holds less than a), ETA 12:11 waiting on
+    # p1; p2 and the rest wait on p8. The direct run once said p8 waits on nothing a job's end changes
+    # (NotGpuBound) and gave p2 that 12:11: its held-away kept no per-GPU rests (HeldAway.rests, which the
+    # ETA projection frees as the last share on each GPU ends), so p1's rest was never freed.
+    snap = _team_c_at_its_line()
+    profile = SchedulingProfile(gpu_sharing="none", borrow_within_cohort="normal", min_runtime_s=0)
+    memoised = run_cycle(snap, profile)
+    direct = run_on(DirectContext(snap, profile))
+    for result in (memoised, direct):
+        assert [a.job_id for a in result.admits] == ["p1", "p0"]
+        said = {p.job_id: p.reason for p in result.pending}
+        p8 = said["p8"]
+        assert (p8.code, p8.position, p8.eta) == ("BorrowingLimitReached", 1, T0 + timedelta(minutes=11)), p8
+        assert (p8.details["eta_code"], p8.details["eta_waits_on"]) == ("Projected", ["p1"]), p8.details
+        assert (said["p2"].position, said["p2"].eta, said["p2"].details["eta_waits_on"][0]) == (2, None, "p8")
+    assert _said(memoised) == _said(direct)
 
 
 def test_held_away_is_read_from_the_memo_while_only_whole_gpus_change() -> None:

@@ -50,7 +50,7 @@ from ..snapshot import JobHold
 _LOW_RANK = PriorityClass.LOW.rank
 
 __all__ = ["borrow_candidates", "candidate", "class_candidates", "class_share", "departed_candidates",
-           "departed_hold", "held_away", "held_away_now", "holder_key",
+           "departed_hold", "held_away", "held_away_now", "held_rests_now", "holder_key",
            "nomination_candidates", "own_candidates", "reclaim_candidates", "team_borrowing", "team_lines", "with_below"]
 
 BELOW_SCAN = 64
@@ -271,23 +271,29 @@ _NO_AWAY: Mapping[LineKey, int] = {}
 
 def held_away_now(ctx: CycleContext) -> dict[LineKey, int]:
     """:func:`held_away` worked out from the ledger as it is now (no memo)."""
-    st = ctx.state
     out: dict[LineKey, int] = {}
-    shared: dict[int, set[LineKey]] = {}  # GPU -> the team lines every share on it is charged to
+    for lines, rest in held_rests_now(ctx).values():
+        for key in lines:
+            out[key] = out.get(key, 0) + rest
+    return out
+
+
+def held_rests_now(ctx: CycleContext) -> dict[int, tuple[frozenset[LineKey], int]]:
+    """Per GPU that adds to :func:`held_away`, worked out from the ledger as it is now (no memo; what
+    :meth:`~jupyter_sched.quota.held_whole.HeldAway.rests` keeps): the team lines every share on it is
+    charged to, and its free rest in milli-GPUs."""
+    st = ctx.state
+    shared: dict[int, frozenset[LineKey]] = {}  # GPU -> the team lines every share on it is charged to
     charges = ctx.quota.charges
     for holder, holding in ctx.shares_now():
         for g, milli in holding.gpus:
             if milli >= 1000:
                 continue
             entry = charges.get(holder)
-            lines = {k for k in entry[0] if k[1] is None} if entry is not None else set()
+            lines = frozenset(k for k in entry[0] if k[1] is None) if entry is not None else frozenset()
             shared[g] = shared[g] & lines if g in shared else lines
-    for g, lines in shared.items():
-        rest = st.free_milli[g]
-        if lines and 0 < rest < 1000 and st.placeable[g]:
-            for key in lines:
-                out[key] = out.get(key, 0) + rest
-    return out
+    return {g: (lines, rest) for g, lines in shared.items()
+            if lines and 0 < (rest := st.free_milli[g]) < 1000 and st.placeable[g]}
 
 
 def team_borrowing(ctx: CycleContext, key: LineKey, extra: int = 0) -> bool:
