@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import leftovers
 from tests.onboarding.test_cli_firsthour import api, clear, wait_state
 from tests.onboarding.test_newuser10 import USERS
 from tests.reliability.harness import EmbeddedServer
@@ -80,6 +81,7 @@ def test_newuser11_n1_a_job_waiting_on_a_stopping_job_expects_it_gone_by_its_kil
         eta = datetime.fromisoformat(reason["eta"])
         # its kill time (+ a margin for cycles late on a loaded machine), not the victims' 60 s grace
         assert eta <= since + timedelta(seconds=10 + 10), (eta, since, reason)
+        leftovers.kill_sigterm_ignorers([stubborn])  # its grace's SIGKILL, now: what it is said to wait on is read
         wait_state(srv, "tok-ann", big, "running", "succeeded")
     finally:
         clear(srv)
