@@ -122,7 +122,7 @@ def test_s23_hubadmin22_the_catch_up_run_says_it_was_late_and_what_it_stands_for
     assert runs[0]["scheduled_for"].startswith("2026-12-05T06:10:00") and runs[0]["catch_up"] is False
 
 
-EVERY_10_S = "*/10 * * * * *"
+EVERY_5_S = "*/5 * * * * *"
 
 
 def _runs(db_url: str, definition_id: str) -> list[Any]:
@@ -136,28 +136,32 @@ def _runs(db_url: str, definition_id: str) -> list[Any]:
 
 @pytest.mark.slow
 def test_s23_hubadmin22_a_real_restart_after_an_outage_makes_one_catch_up_run(tmp_path: Path) -> None:
-    """A real server process on a SQLite file, a definition every 10 s with a 5 s grace: SIGKILL, 20 s
-    down (two or three firings missed), restart. Between the last run before the kill and the first
+    """A real server process on a SQLite file, a definition every 5 s with a 4 s grace and a 3 s leader lease:
+    SIGKILL, 12 s down (two or three firings missed), restart. Between the last run before the kill and the first
     after the restart there is exactly one run, the catch-up, and it counts the firings in between."""
     db_url = f"sqlite:///{tmp_path / 'sched.sqlite'}"
     (tmp_path / "tick.py").write_text("print('tick')\n")
-    settings = {"definition_min_interval_s": 1.0, "definition_misfire_grace_s": 5.0, "cycle_interval": 0.5}
+    # a 3 s leader lease (the default is 15 s): the restarted server (a new engine) takes the killed one's lease
+    # 3 s after the kill, not 15 s (the test waited 20 s down for that lease; session 41: 12 s)
+    settings = {"definition_min_interval_s": 1.0, "definition_misfire_grace_s": 4.0, "cycle_interval": 0.5,
+                "leader_lease_ttl_s": 3.0}
     with no_strays(tmp_path):
         server = EmbeddedServer.start(tmp_path, db_url=db_url, **settings)
         try:
             with server.client() as c:
                 r = c.post("definitions", json={"name": "tick", "script": str(tmp_path / "tick.py"),
-                                                "schedule": EVERY_10_S, "gpus": 0})
+                                                "schedule": EVERY_5_S, "gpus": 0})
                 assert r.status_code == 201, r.text
                 definition_id = r.json()["id"]
             wait_until(lambda: len(_runs(db_url, definition_id)) >= 1, "a first firing", timeout_s=60)
             server.kill()
             killed = datetime.now(timezone.utc)
             last_before = max(r.scheduled_for for r in _runs(db_url, definition_id))
-            # 20 s down: killed after the run of firing F0 exists (so at or after F0), the restarted server's first
-            # pass comes after F0 + 20 s = F2, so F1 is missed whatever the start-up takes — the catch-up is F2's
-            # (on time, within the grace) or a later one's, and F1 lies between (was 25 s, session 34: 5 s less)
-            time.sleep(20)
+            # 12 s down: killed after the run of firing F0 exists (so at or after F0), the restarted server's first
+            # pass comes after F0 + 12 s, past F1 + grace = F0 + 9 s (and past the 3 s lease), so F1 is missed
+            # whatever the start-up takes — the catch-up is F2's (on time, within the grace) or a later one's, and
+            # F1 lies between (every 10 s, 5 s grace and 20 s down until session 41; 25 s down until session 34)
+            time.sleep(12)
             server.restart()
             restarted = datetime.now(timezone.utc)
             wait_until(lambda: any(r.scheduled_for > last_before for r in _runs(db_url, definition_id)),
@@ -168,9 +172,9 @@ def test_s23_hubadmin22_a_real_restart_after_an_outage_makes_one_catch_up_run(tm
     after = [r for r in runs if r.scheduled_for > last_before]
     first_after = after[0]
     assert first_after.catch_up, "the first run after the outage is the catch-up"
-    between = firings_between(parse_schedule(EVERY_10_S, "UTC", min_interval_s=1), last_before,
+    between = firings_between(parse_schedule(EVERY_5_S, "UTC", min_interval_s=1), last_before,
                               first_after.scheduled_for - timedelta(microseconds=1))
-    # 20 s down (and the start-up) holds two or three firings; the catch-up run stands for the latest of them when none came on
+    # 12 s down (and the start-up) holds two or three firings; the catch-up run stands for the latest of them when none came on
     # time, so at least one more lies between it and the last run before the kill (the final fresh-clone run
     # had exactly two in the outage: ">= 2" here read the catch-up's own slot as missed)
     assert len(between) >= 1, f"the outage ({killed:%T} to {restarted:%T}) missed firings"
