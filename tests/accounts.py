@@ -107,8 +107,12 @@ def remove_group_when_empty(group: Path, *, tries: int = 50) -> None:
 
 
 def _kill_processes_of(uid: int) -> None:
+    """SIGKILL every process of ``uid`` until none is left. A zombie is left: it holds nothing, and one whose parent
+    died waits for this machine's init to reap it (every ~2 s here, session 41) — each account's removal waited that
+    out after a hub test's teardown had ended the servers' parent."""
     for _ in range(50):
-        left = [p for p in psutil.process_iter(["uids"]) if p.info.get("uids") and p.info["uids"].real == uid]
+        left = [p for p in psutil.process_iter(["uids", "status"]) if p.info.get("uids") and p.info["uids"].real == uid
+                and p.info.get("status") != psutil.STATUS_ZOMBIE]
         if not left:
             return
         for proc in left:

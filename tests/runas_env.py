@@ -46,7 +46,6 @@ ENV_VAR = "JUPYTER_SCHED_RUNAS_VENV"
 BASE = Path("/var/tmp/jupyter_sched-runas")
 SYSTEM_PYTHON = "/usr/bin/python3"
 REPO = Path(__file__).resolve().parents[1]
-_SKIP_TOP = {"__pycache__"}
 _EDITABLE_MARKERS = ("__editable__", "_editable_impl_jupyter_sched")
 
 
@@ -76,15 +75,19 @@ def _key(same_minor: bool) -> str:
 
 
 def _link_tree(source: Path, target: Path) -> None:
-    """Hard-link every file of ``source`` under ``target`` (copy across file systems)."""
+    """Hard-link every file of ``source`` under ``target`` (copy across file systems), its bytecode too: the sources
+    are the same files (a copy keeps their times), so ``source``'s ``.pyc`` are valid for them under the same minor
+    version, and the accounts cannot write any there — without them each kernel an account started compiled the
+    ~100 modules of IPython and ipykernel anew (~0.6 s CPU, session 41); the ones root's service imports it wrote
+    itself. A file already there is kept (run again over a venv, it adds what is missing)."""
     for folder, dirs, files in os.walk(source):
-        dirs[:] = [d for d in dirs if d not in _SKIP_TOP and not d.startswith(_EDITABLE_MARKERS)]
+        dirs[:] = [d for d in dirs if not d.startswith(_EDITABLE_MARKERS)]
         relative = Path(folder).relative_to(source)
         if relative.parts and relative.parts[0] == "jupyter_sched":
             continue
         (target / relative).mkdir(parents=True, exist_ok=True)
         for name in files:
-            if name.startswith(_EDITABLE_MARKERS) or name.endswith(".pyc"):
+            if name.startswith(_EDITABLE_MARKERS):
                 continue
             src, dst = Path(folder) / name, target / relative / name
             if dst.exists() or dst.is_symlink():
@@ -105,6 +108,8 @@ def _pip_install(venv: Path) -> None:
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *wanted], check=True)
 
 
+_BYTECODE = "bytecode"
+"""The marker (beside ``ready``) of a venv whose site-packages have their bytecode linked (:func:`_link_tree`)."""
 _IGNORED = ("__pycache__", "*.pyc", "labextension", "node_modules", "_build_commit.py")
 _DIGEST_FILE = ".checkout-digest"
 
@@ -195,6 +200,10 @@ def _build_locked(folder: Path, venv: Path, ready: Path, same_minor: bool) -> Pa
         else:
             _pip_install(venv)
         ready.write_text("ok\n")
+        (folder / _BYTECODE).write_text("ok\n")
+    if same_minor and not (folder / _BYTECODE).exists():  # a venv linked before its bytecode was
+        _link_tree(Path(sysconfig.get_paths()["purelib"]), _site_packages(venv))
+        (folder / _BYTECODE).write_text("ok\n")
     _copy_checkout(_site_packages(venv), python=str(venv / "bin" / "python"))
     script = venv / "bin" / "jupyter-sched"
     text = f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom jupyter_sched.cli.main import main\nsys.exit(main())\n"
