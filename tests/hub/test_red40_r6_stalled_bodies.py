@@ -137,6 +137,7 @@ def test_red40_r6_a_body_that_came_fast_then_stopped_is_cut_408_by_its_recent_pa
         door: ManyDoor, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(body_budget, "SLOW_GRACE_S", 0.5)
     monkeypatch.setattr(body_budget, "RECENT_S", 1.5)
+    monkeypatch.setattr(front_door, "SLOW_CUT_CLOSE_S", 0.2)  # the wait for the close after the 408 (2 s): not tested here
     with half_body(door, "token s0", BIG, BIG - 200) as sock:  # its whole-life average stays high for ever
         head, error = status_and_error(_answer(sock, 15))
     assert head.startswith(b"HTTP/1.1 408"), head
