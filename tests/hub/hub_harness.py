@@ -254,9 +254,12 @@ class Hub:
         log = _private_log(self.base / "hub.log", append=False)
         self.process = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(config)], cwd=self.base,
                                         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        self.wait_for(lambda: self.api("GET", "").status_code == 200, 60, "the hub API")
+        # the service starts once the hub's own API answers: the hub meanwhile waits its 1 s for the service and
+        # routes itself through the proxy (each start waited that out before the service's ~5-8 s start, session 41)
+        self.wait_for(lambda: self.api("GET", "", direct=True).status_code == 200, 60, "the hub API")
         (self.base / "hub.sqlite").chmod(0o600)  # the hub's tokens and cookie secret: no job may read them
         self.start_service()
+        self.wait_for(lambda: self.api("GET", "").status_code == 200, 60, "the hub API through its proxy")
 
     def config_text(self, chp: str, chp_api_port: int) -> str:
         """The hub's ``jupyterhub_config.py`` (Python source) for this hub's ports, tokens, users and groups."""
@@ -364,9 +367,12 @@ class Hub:
             out.append(f"--- {name}\n" + (path.read_text(errors="replace")[-chars:] if path.exists() else "(none)"))
         return "\n".join(out)
 
-    def api(self, method: str, path: str, body: Any = None, *, token: str | None = None) -> httpx.Response:
-        """Call the hub REST API (default: as the admin test driver)."""
-        return httpx.request(method, f"{self.url}/hub/api/{path}", json=body, timeout=30,
+    def api(self, method: str, path: str, body: Any = None, *, token: str | None = None,
+            direct: bool = False) -> httpx.Response:
+        """Call the hub REST API through the proxy (``direct``: at the hub's own port), as the admin test driver
+        unless ``token`` is given."""
+        base = f"http://127.0.0.1:{self.hub_port}" if direct else self.url
+        return httpx.request(method, f"{base}/hub/api/{path}", json=body, timeout=30,
                              headers={"Authorization": f"token {token or self.driver_token}"})
 
     def token_for(self, user: str) -> str:

@@ -160,3 +160,27 @@ def test_s41_speed_the_runas_venv_links_the_bytecode_of_what_it_links(tmp_path: 
     assert run.stdout.split() == ["41", str(target / "pkg" / "mod.py")]
     loaded = [line for line in run.stderr.splitlines() if line.startswith("# code object from") and str(target) in line]
     assert len(loaded) == 2 and all(line.endswith(".pyc'") for line in loaded), loaded  # none compiled from source
+
+
+def test_s41_speed_a_test_hub_starts_its_service_once_its_own_api_answers_not_its_proxy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """JupyterHub waits its 1 s for the service, then routes ``/hub/`` through the proxy; the service needs only the
+    hub's own API. What is under test is the harness's order: the hub and the service are stand-ins (no process)."""
+    from . import hub_harness
+
+    hub = _hub(tmp_path)
+    calls: list[str] = []
+
+    def api(method: str, path: str, body: Any = None, *, token: str | None = None,
+            direct: bool = False) -> SimpleNamespace:
+        calls.append("hub api" if direct else "proxy")
+        return SimpleNamespace(status_code=200)
+
+    monkeypatch.setattr(hub_harness, "chp_command", lambda: "configurable-http-proxy")
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: SimpleNamespace(poll=lambda: None))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: None)
+    monkeypatch.setattr(hub, "api", api)
+    monkeypatch.setattr(hub, "start_service", lambda: calls.append("service"))
+    (tmp_path / "hub.sqlite").write_text("")
+    hub.start()
+    assert calls == ["hub api", "service", "proxy"], calls
