@@ -2018,18 +2018,14 @@ class LocalExecutor:
         ended = _read_exit(t.job_dir, t.owner_uid)
         if ended is not None:
             self.dirs.drop_empty_err(t.job.id)  # it said nothing: one inode fewer kept per job (red team 26, R4)
-            message = _exit_message(ended[0], t, self.log_disk, self.job_python, self.python)
-            if (killed := _wrapper_killed(t)) is not None:  # red40 R5: the record is the job's word, not its wrapper's
-                log.warning("job %s: its wrapper was %s; its end record (exit.json) is the job's own", t.job.id, killed)
-                head, sep, tail = split_log_quote(message)
-                message = f"{head}; its wrapper was {killed}, so its end record is the job's own{sep}{tail}"
+            message = _said_killed(t, _exit_message(ended[0], t, self.log_disk, self.job_python, self.python))
             return Exited(t.job.id, ended[0], _observed_end(ended[1], t.seen_running_at), message,
                           claimed=t.seen_running_at is None, before_stop=_own_end(t))
         early = self.dirs.start_error(t.job.id)
         if code is not None:  # our child, but the wrapper failed or was killed before recording the job's end
             return Exited(t.job.id, code, datetime.now(timezone.utc),
-                          _exit_message(code, t, self.log_disk, self.job_python, self.python) + (f": {printable_line(early.splitlines()[-1], limit=300)}"
-                                                    if early else ""))
+                          _said_killed(t, _exit_message(code, t, self.log_disk, self.job_python, self.python) + (
+                              f": {printable_line(early.splitlines()[-1], limit=300)}" if early else "")))
         return Lost(t.job.id, f"process {t.handle.data.get('pid')} ended and left no exit code")
 
 
@@ -2328,6 +2324,28 @@ def _wrapper_killed(t: _Tracked) -> str | None:
     return f"killed ({name}, not by the service)"
 
 
+def _killed_words(killed: str, recorded: bool) -> str:
+    """What a wrapper its job killed (:func:`_wrapper_killed`) leaves of the job's end: the end record there is the
+    job's own word; with none, it was killed before it recorded the job's end (s41: which of the two a stop finds is a
+    race the job runs — its record written before or after the service looks — and each is said as it is)."""
+    return f"its wrapper was {killed}, so its end record is the job's own" if recorded else \
+        f"its wrapper was {killed} before it recorded the job's end"
+
+
+def _said_killed(t: _Tracked, message: str) -> str:
+    """``message`` (how the job ended) with, where its wrapper was killed by its job (:func:`_wrapper_killed`) and it left
+    an end record or a stop was under way, the words :func:`_killed_words` says, before its quoted last lines; the
+    service's log says it too (red40 R5)."""
+    killed = _wrapper_killed(t)
+    recorded = _exit_record(t) is not None
+    if killed is None or not (recorded or t.stopping):  # with no stop, "its wrapper ended and left …" says it
+        return message
+    log.warning("job %s: its wrapper was %s; %s", t.job.id, killed,
+                "its end record (exit.json) is the job's own" if recorded else "it recorded no end of the job")
+    head, sep, tail = split_log_quote(message)
+    return f"{head}; {_killed_words(killed, recorded)}{sep}{tail}"
+
+
 def _is_stopped(pid: int) -> bool:
     """Whether process ``pid`` is stopped (``T``/``t``: SIGSTOP, a tracer); False where it cannot be read."""
     try:
@@ -2358,8 +2376,9 @@ def _unsaid(t: _Tracked, *, cut: bool = False) -> list[str]:
     # lie (red39 R2, R11); what its signals reached (leftovers) is still said
     words = "" if t.stopping and _own_end(t, _exit_record(t) if record is None else record) else \
         t.stop_words or t.own_stop
-    own = [f"[jupyter_sched] the job's wrapper was {killed}: its end record (exit.json) is the job's own"] \
-        if killed is not None and _exit_record(t) is not None else []
+    own = [] if killed is None else [f"[jupyter_sched] the job's wrapper was {killed}: its end record (exit.json) is "
+                                     "the job's own"] if _exit_record(t) is not None else \
+        [f"[jupyter_sched] the job's wrapper was {killed} before it recorded the job's end"] if t.stopping else []
     return [line for sent in t.signalled[said:] for line in _wrapper.signal_lines(sent)] + own + \
         ([f"[jupyter_sched] {printable_line(words, limit=500)}"] if words and not worded else [])
 
