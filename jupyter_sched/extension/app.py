@@ -46,7 +46,7 @@ from .identity import Identity, IdentityResolver, make_identity_resolver, server
 from .idle_kernels import IdleKernelConfig, connect_kernels
 from .job_tokens import JobTokenConfig, install_job_tokens
 from .kernel_gpus import KernelGpuConfig, KernelLeases, hidden_gpus_env
-from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases, venv_on_terminal_path
+from .kernels import install_kernel_hooks, kernel_env, release_orphan_leases
 from .lean import install_lean_answers
 from .metrics import make_registry
 from .metrics_accounting import make_admin_registry
@@ -55,6 +55,7 @@ from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
 from .startup_checks import check_config, config_exit, say_started
 from .stopping import run_pooled
+from .terminal_shell import terminal_finds_jupyter_sched
 
 __all__ = ["API_PREFIX", "SchedApp"]
 
@@ -175,7 +176,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         await self.services.start()
         self._started = True
         self._host_entry = announce(self, serverapp)  # warns of another scheduler on this host (new user 20, N17)
-        venv_on_terminal_path(serverapp)  # a Terminal finds jupyter-sched as a notebook's `!` does (newuser40 n2)
+        terminal_finds_jupyter_sched(serverapp)  # a Terminal finds jupyter-sched, login shell too (newuser41 N2)
         if self.owns_kernels and not self.hub_service_url:  # leases of kernels gone while the server was down
             release_orphan_leases(self.services, getattr(serverapp, "kernel_manager", None), serverapp.runtime_dir)
         self.event_hub.start(self.services.subscribe())
@@ -190,8 +191,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         Safe when settings failed to load and the extension never initialised (nothing to stop).
         From its first line, requests are answered 503 ``stopping`` (:mod:`.stopping`, new user 24, N7)."""
         self.stopping = True
-        timer = getattr(self, "_activity_timer", None)
-        if timer is not None:
+        if (timer := getattr(self, "_activity_timer", None)) is not None:
             timer.stop()
             self._activity_timer = None
         hub = getattr(self, "event_hub", None)

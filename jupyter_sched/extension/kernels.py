@@ -21,9 +21,7 @@ import asyncio
 import inspect
 import logging
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ..reclaim.idle import KERNEL_MANAGER
@@ -190,20 +188,3 @@ def release_orphan_leases(service: Any, kernel_manager: Any, runtime_dir: str) -
         log.info("jupyter_sched: released %d lease(s) whose kernel was gone at start: %s", len(released), released)
     return released
 
-
-def venv_on_terminal_path(serverapp: Any) -> None:
-    """Put the folder of this server's ``jupyter-sched`` first on the PATH of the server's JupyterLab terminals.
-
-    newuser40 n2: a notebook's ``!jupyter-sched status`` worked (its kernel runs the venv's python) while a Terminal of
-    the same server said ``jupyter-sched: command not found`` unless the venv was activated in it. Done only where the
-    server's own PATH lacks that folder and jupyter_server_terminals runs; a login shell's profile (the terminals of a
-    server started without a terminal, e.g. by a hub's spawner) may set PATH again, where activating the venv still
-    works. Call once the server's extensions are loaded (the terminal manager is made by its own extension)."""
-    web_app = getattr(serverapp, "web_app", None)
-    manager = web_app.settings.get("terminal_manager") if web_app is not None else None
-    folder = Path(sys.executable).parent
-    path = os.environ.get("PATH", "")
-    if manager is None or not (folder / "jupyter-sched").exists() or str(folder) in path.split(os.pathsep):
-        return
-    manager.extra_env = {**(getattr(manager, "extra_env", None) or {}),
-                         "PATH": os.pathsep.join([str(folder), path]) if path else str(folder)}
