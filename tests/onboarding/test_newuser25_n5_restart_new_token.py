@@ -14,11 +14,11 @@ import io
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from jupyter_sched.cli.main import EXIT_OK, main
@@ -27,13 +27,18 @@ from tests.reliability.harness import EmbeddedServer, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
-JOB = "import time; print('before the restart', flush=True); time.sleep(12); print('after the restart', flush=True)"
+JOB = ("import os, sys, time\nprint('before the restart', flush=True)\ndeadline = time.monotonic() + 120\n"
+       "while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:\n    time.sleep(0.1)\n"
+       "print('during the restart', flush=True)\n")
+"""Runs until the test says the server is down (the file named by its argument): it ends in the outage however long
+the start-up before it took, and nobody waits on it longer (it slept 12 s until session 41)."""
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """One server for the module: each test restarts it with a new token (one start less, session 41)."""
     # a 5-s leader lease: the restarted server leads (and sees the job end) without waiting out the 15-s default
-    srv = EmbeddedServer.start(tmp_path / "lab", simulated_gpus=1, leader_lease_ttl_s=5)
+    srv = EmbeddedServer.start(tmp_path_factory.mktemp("nu25n5") / "lab", simulated_gpus=1, leader_lease_ttl_s=5)
     try:
         yield srv
     finally:
@@ -47,11 +52,21 @@ def _env(server: EmbeddedServer) -> dict[str, str]:
     return env
 
 
+def _connected(pid: int, port: int) -> bool:
+    """Whether process ``pid`` has a TCP connection open to ``127.0.0.1:port``."""
+    try:
+        return any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED
+                   for c in psutil.Process(pid).net_connections(kind="tcp"))
+    except psutil.Error:
+        return False
+
+
 def test_newuser25_n5_waits_go_on_after_a_restart_that_made_a_new_token(
-        server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+        server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    restarted = tmp_path / "restarting"
     with server.client() as api:
         made = api.post("jobs", json={"gpus": 1, "time_limit": "5m", "name": "rs-1",
-                                      "command": [sys.executable, "-c", JOB]})
+                                      "command": [sys.executable, "-c", JOB, str(restarted)]})
         assert made.status_code == 201, made.text
         job_id = made.json()["id"]
         wait_until(lambda: api.get(f"jobs/{job_id}").json()["state"] == "running", "the job to run")
@@ -64,10 +79,15 @@ def test_newuser25_n5_waits_go_on_after_a_restart_that_made_a_new_token(
         monkeypatch.setenv(name, value)
     client = connect()  # the Python API finds the server the same way
     assert client.connection.token == server.token and client.connection.source == "runtime-file"
-    time.sleep(3)  # both commands have found the server (the old token) and poll it
+    # both commands have found the server (the old token) and poll it: each holds a connection to its port (a fixed
+    # 3 s until session 41, which a loaded machine's start-up of the two commands could outlast)
+    wait_until(lambda: all(_connected(p.pid, server.port) for p in (waiting, following)),
+               "both commands connected to the server", timeout_s=120, poll_s=0.1)
     assert waiting.poll() is None and following.poll() is None, (waiting.stderr, following.stderr)
 
     server.owner_token = "a-new-token-as-every-jupyter-lab-start-makes"
+    server.kill()
+    restarted.touch()  # the job ends now, in the outage: the restarted server finds it ended
     server.restart(same_port=True)
 
     wait_out, wait_err = waiting.communicate(timeout=180)
@@ -75,7 +95,7 @@ def test_newuser25_n5_waits_go_on_after_a_restart_that_made_a_new_token(
     assert waiting.returncode == EXIT_OK, wait_err
     assert wait_out.startswith(f"job {job_id} (rs-1): succeeded"), wait_out
     assert following.returncode == EXIT_OK, logs_err
-    assert "before the restart" in logs_out and "after the restart" in logs_out, logs_out
+    assert "before the restart" in logs_out and "during the restart" in logs_out, logs_out
     assert logs_out.count("before the restart") == 1, logs_out  # went on where it was: nothing twice
     # whether a poll fell in the seconds the server was down (and said "it is likely restarting") is timing;
     # what matters is that the old token, refused by the new server, was replaced and nothing said refused
