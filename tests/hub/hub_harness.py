@@ -123,16 +123,17 @@ c.JupyterHub.cookie_secret_file = s["base"] + "/cookie_secret"
 # field and refuses an unknown one). The hub routes the service either way (a warning in its log).
 from jupyterhub.services.service import Service as _Service  # noqa: E402
 SERVICE_WAIT = {{"timeout": 1}} if "timeout" in _Service.class_trait_names() else {{}}
-# The hub polls a starting user server (and its proxy) with a full-jitter backoff that grows to 5 s: a server up
-# after ~6-10 s waited a random 0-5 s more to be seen (0.6-2.3 s measured, session 41). A test hub polls at most
-# every 0.5 s; what is polled and every timeout stay JupyterHub's.
+# The hub polls a starting user server (and its proxy, and a stopping server's process) with a full-jitter backoff
+# that grows to 5 s: a server up after ~6-10 s waited a random 0-5 s more to be seen (0.6-2.3 s measured, session
+# 41). A test hub polls at most every 0.5 s; what is polled and every timeout stay JupyterHub's.
 import jupyterhub.proxy as _proxy  # noqa: E402
+import jupyterhub.spawner as _spawner  # noqa: E402
 import jupyterhub.utils as _utils  # noqa: E402
 _BACKOFF = _utils.exponential_backoff
 async def _quick_backoff(*args, **kwargs):  # noqa: E302
     kwargs["max_wait"] = min(kwargs.get("max_wait", 5), 0.5)
     return await _BACKOFF(*args, **kwargs)
-_utils.exponential_backoff = _proxy.exponential_backoff = _quick_backoff  # noqa: E305
+_utils.exponential_backoff = _proxy.exponential_backoff = _spawner.exponential_backoff = _quick_backoff  # noqa: E305
 """
 
 _CONFIG = HUB_CONFIG_HEAD + """c.JupyterHub.api_page_default_limit = s["page_max"]

@@ -1,6 +1,6 @@
 """Session 41 speed, the hub tests' harness: what a test hub waited on that it need not.
 
-- A test hub polls a starting user server at most every 0.5 s (tests/hub/hub_harness.py, its config): JupyterHub's
+- A test hub polls a starting user server (a stopping one's process too) at most every 0.5 s (tests/hub/hub_harness.py, its config): JupyterHub's
   full-jitter backoff grows to 5 s, so a server up after ~6-10 s was seen a random 0-5 s later (0.6-2.3 s measured).
 - A test hub's stop ends the service, the hub and all they started at once (SIGSTOP, then SIGKILL): the graceful
   stop waited the service, then the hub stopping each user server (3.3 s → 0.2 s measured, two servers up).
@@ -33,6 +33,7 @@ import pytest
 pytest.importorskip("jupyterhub", reason="hub mode needs jupyterhub (pip install jupyterhub)")
 
 import jupyterhub.proxy
+import jupyterhub.spawner
 import jupyterhub.utils
 from traitlets.config import Config
 
@@ -51,12 +52,14 @@ def test_s41_speed_a_test_hub_polls_a_starting_server_at_most_every_half_second(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     original = jupyterhub.utils.exponential_backoff
     monkeypatch.setattr(jupyterhub.utils, "exponential_backoff", original)  # put back after the config patches it
-    monkeypatch.setattr(jupyterhub.proxy, "exponential_backoff", jupyterhub.proxy.exponential_backoff)
+    for module in (jupyterhub.proxy, jupyterhub.spawner):
+        monkeypatch.setattr(module, "exponential_backoff", module.exponential_backoff)
     config = Config()
     exec(compile(_hub(tmp_path).config_text("configurable-http-proxy", 4), "jupyterhub_config.py", "exec"),
          {"get_config": lambda: config})
     patched = jupyterhub.utils.exponential_backoff
-    assert patched is not original and jupyterhub.proxy.exponential_backoff is patched
+    assert patched is not original
+    assert jupyterhub.proxy.exponential_backoff is patched and jupyterhub.spawner.exponential_backoff is patched
 
     waits: list[float] = []
 
