@@ -232,6 +232,8 @@ async def test_newuser6_finding_18_the_next_cell_after_a_release_from_the_panel_
     cell still had CUDA_VISIBLE_DEVICES naming the GPU. Before a cell (looked at every few seconds)
     the magic notices the lease ended and hides the GPU, saying so in that cell's output."""
     kernel = await start_kernel()
+    # the look before a cell comes at most every LEASE_CHECK_S (5 s); this kernel's magic looks every 1 s (session 41)
+    assert (await kernel.run("get_ipython().find_magic('gpu').__self__.LEASE_CHECK_S = 1.0")).error is None
     assert (await kernel.run("%gpu request 1 --name panelrel")).error is None
     # granted: the magic returned with its GPUs; the engine may not have recorded it running yet (run D of session 36)
     lease = next(le for le in await api.leases() if le.get("name") == "panelrel" and le["state"] in ("admitted", "running"))
