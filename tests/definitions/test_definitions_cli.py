@@ -14,10 +14,13 @@ from tests.reliability.harness import EmbeddedServer, no_strays, wait_until
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
-    with no_strays(tmp_path):
-        s = EmbeddedServer.start(tmp_path, definition_min_interval_s=1.0)
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """One server for the module (one start per test until session 41): each test makes its own definitions, by
+    their own names, and leaves no GPU held."""
+    workdir = tmp_path_factory.mktemp("defs-cli")
+    with no_strays(workdir):
+        s = EmbeddedServer.start(workdir, definition_min_interval_s=1.0)
         try:
             yield s
         finally:
