@@ -40,6 +40,7 @@ from ..wording.jobs import (
     unhealthy_text,
     work_name,
 )
+from ..wording.log_clocks import log_clocks_said
 from ..wording.time_limits import planned_limit_line
 from ..wording.usage import submitted_window
 from .cancel import cancel
@@ -549,7 +550,8 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         bar's updates as its last state (new user 27, N4) — knowing whether it begins a line."""
         if raw:
             return text
-        return printable_log(text, line_start=not last[0] or last[0].endswith("\n"))
+        begins = not last[0] or last[0].endswith("\n")  # the scheduler's lines' clocks: the reader's (newuser41 n2)
+        return printable_log(log_clocks_said(text, line_start=begins), line_start=begins)
 
     if getattr(args, "notebook", False):  # the executed notebook instead of the log (newuser39 N1)
         from .executed import save_executed_notebook
@@ -591,7 +593,8 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 _say_no_output(client, args.job_id, io, follow=True)
             for text in client.follow_logs(args.job_id, offset=offset, on_note=note, noted=said, through=poll):
                 wrote = wrote or bool(text)
-                out.write(text if raw else followed.shown(text))
+                begins = not last[0] or last[0].endswith("\n")
+                out.write(text if raw else followed.shown(log_clocks_said(text, line_start=begins)))
                 out.flush()
                 last[0] = text
             job = poll(lambda: client.job(args.job_id))
@@ -612,13 +615,13 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
             out.write(chunk["text"])
         else:
             head, newline, pending = (pending + chunk["text"]).rpartition("\n")
-            out.write(printable_log(head + newline, line_start=True))
+            out.write(printable_log(log_clocks_said(head + newline), line_start=True))
             pending = rewritten_line(pending)
         last[0] = chunk["text"] or last[0]
         if chunk["next_offset"] == offset or not chunk["text"]:
             break
         offset = chunk["next_offset"]
-    out.write(printable_log(pending, line_start=True) if pending else "")
+    out.write(printable_log(log_clocks_said(pending), line_start=True) if pending else "")
     out.flush()
     if offset == 0 and not chunk["text"]:
         _say_no_output(client, args.job_id, io, follow=False)

@@ -71,6 +71,7 @@ from ..wording.jobs import (
     state_filter,
     still_going,
 )
+from ..wording.log_clocks import log_clocks_said
 from ..wording.progress import within_timeout
 from ..wording.quota import ask_for_gpus, full_team_limit, quota_lines
 from ..wording.reasons import wire_time
@@ -1349,7 +1350,7 @@ class SchedMagics(Magics):
             written = bool(text)
             if long or cmd.tail is not None:
                 text, _ = self._log_tail(job_id, chunk, cmd.tail)
-            sys.stdout.write(text)
+            sys.stdout.write(log_clocks_said(text))  # the scheduler's lines' clocks: this zone (newuser41 n2)
             last[0] = text
             if not written:
                 self._no_output(job_id, following=False)
@@ -1364,14 +1365,14 @@ class SchedMagics(Magics):
         last[0] = ""
         if long or cmd.tail is not None:
             tail, start = self._log_tail(job_id, chunk, cmd.tail)
-            sys.stdout.write(tail)
+            sys.stdout.write(log_clocks_said(tail))
             last[0] = tail
         # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
         poll = RideOut(lambda line: note({"text": line}), doing=f"still following {job_id}'s log",
                        stop=f"{INTERRUPT} following; the job goes on")
         try:
             for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said, through=poll):
-                sys.stdout.write(text)
+                sys.stdout.write(log_clocks_said(text, line_start=not last[0] or last[0].endswith("\n")))
                 sys.stdout.flush()
                 last[0] = text
             ended = poll(lambda: self.client.job(job_id))

@@ -680,6 +680,20 @@ export function clocksAsOf(text: string, now: Date | null = new Date(), ref: Dat
   return clocksSaidBy(day, (at, seconds) => clockText(at, now, seconds), ref && !isNaN(ref.getTime()) ? ref : now ?? new Date(), iso);
 }
 
+/** How every line the scheduler writes into a job's log begins (`jupyter_sched.wording.log_clocks.MARK`). */
+export const LOG_MARK = '[jupyter_sched]';
+
+/**
+ * A line of a job's log as the log viewer shows it: one of the scheduler's own (it begins with {@link LOG_MARK})
+ * with its clocks in the browser's zone, as {@link clocksAsOf} says a server's sentence (newuser41 n2: `[jupyter_sched]
+ * preempted at 20:24:21 UTC` beside the panel's PST); ISO times in it are data (a notebook's parameters), left as
+ * written; the job's own lines as written. `ours`: `line` is a piece of such a line (a styled run after its first).
+ * The CLI's `logs` and `%schedule logs` say the same (`log_clocks_said`).
+ */
+export function logLineClocks(line: string, now: Date = new Date(), ours = false): string {
+  return ours || line.startsWith(LOG_MARK) ? clocksAsOf(line, now, null, false) : line;
+}
+
 /**
  * `text` with each clock a server wrote in it ({@link SERVER_CLOCK}, and ISO times unless `iso` is false) said by
  * `say` (`seconds`: the server said them) — {@link clocksAsOf}'s reading for a reader with its own zone: a job

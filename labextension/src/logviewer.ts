@@ -27,7 +27,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { describeError, type SchedClient } from './client';
-import { formatBytes, NULL_TRANS, reasonSentence, reasonText, shownText, stateLabel, stateWord } from './format';
+import { formatBytes, logLineClocks, NULL_TRANS, reasonSentence, reasonText, shownText, stateLabel, stateWord } from './format';
 import { runAttributes, TerminalText, utf8Length } from './terminal';
 import { executedCopyPath, executedDownloadUrl, hasExecutedNotebook } from './executed';
 import { type Job, TERMINAL_STATES } from './types';
@@ -465,15 +465,20 @@ export class LogViewer extends Widget {
   private renderLine(index: number): HTMLElement {
     const line = document.createElement('div');
     line.className = 'jp-sched-log-line';
+    // the scheduler's own lines ("[jupyter_sched] preempted at 20:24:21 UTC by …") say their clocks in the browser's
+    // zone, as the CLI's `logs` (newuser41 n2); the job's lines, the byte offsets and the downloaded log are as written
+    const ours = logLineClocks(this.terminal.lineText(index)) !== this.terminal.lineText(index);
+    const now = new Date();
     for (const run of this.terminal.runs(index)) {
       const { className, css } = runAttributes(run.style);
+      const text = ours ? logLineClocks(run.text, now, true) : run.text;
       if (!className && !Object.keys(css).length) {
-        line.appendChild(document.createTextNode(run.text));
+        line.appendChild(document.createTextNode(text));
       } else {
         const span = document.createElement('span');
         span.className = className;
         Object.assign(span.style, css);
-        span.textContent = run.text;
+        span.textContent = text;
         line.appendChild(span);
       }
     }

@@ -14,7 +14,10 @@ engine's formatter), since a real idle warning needs a GPU's idle samples over i
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -144,3 +147,50 @@ def test_newuser38_n30_cli_audit_says_a_rows_message_in_the_time_columns_zone(se
     utc = next(line for line in _cli(server, "audit", "--action", "idle_warning", tz="UTC").out.splitlines()
                if "j-s39tz" in line)
     assert f"reported as idle at {clock_text(deadline, datetime.now(timezone.utc), seconds=True)} unless" in utc, utc
+
+
+LOG = ("epoch 1 done at 20:24:21 UTC\n"  # the job's own line: never touched
+       "[jupyter_sched] preempted at 20:24:21 UTC by higher-priority normal job j-1 (it waits in the queue again)\n"
+       "[jupyter_sched] parameters injected: {\"since\": \"2026-12-07T20:24:21Z\"}\n")
+
+
+def test_newuser41_n2_the_schedulers_log_lines_say_their_clocks_in_the_readers_zone() -> None:
+    """newuser41 n2: a job log's own ``[jupyter_sched]`` lines kept UTC in ``logs`` while ``jobs`` said PST."""
+    from jupyter_sched.wording.log_clocks import log_clocks_said
+
+    with shown_in(LA):
+        said = log_clocks_said(LOG, WRITTEN).splitlines()
+        cut = log_clocks_said("ted at 20:24:21 UTC\n[jupyter_sched] at 20:25 UTC", WRITTEN, line_start=False)
+    assert said[0] == "epoch 1 done at 20:24:21 UTC", said  # the job's words are its own
+    assert said[1].startswith("[jupyter_sched] preempted at 12:24:21 PST by"), said  # was 20:24:21 UTC
+    assert said[2] == LOG.splitlines()[2], said  # an ISO time in it is data (a parameter's value), left as written
+    assert cut == "ted at 20:24:21 UTC\n[jupyter_sched] at 12:25 PST", cut  # a followed slice begun mid-line
+    assert log_clocks_said(LOG, WRITTEN) == LOG  # no reader known: the server's words as written (the file: UTC)
+
+
+def test_newuser41_n2_cli_and_magics_logs_say_the_schedulers_clocks_in_the_readers_zone(
+        server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end: a real job's log (the job prints a line as the scheduler's wrapper writes one into the same
+    file — a real preemption needs a higher-priority job on full GPUs), read by ``jupyter-sched logs`` (and ``-f``,
+    ``--raw``) with ``TZ`` set, and by ``%schedule logs`` in that zone."""
+    from zoneinfo import ZoneInfo
+
+    from jupyter_sched.client import connect
+    from jupyter_sched.magics.core import SchedMagics
+
+    code = "import sys; sys.stdout.write(" + repr(LOG) + ")"
+    done = _cli(server, "submit", "--gpus", "0", "--name", "n41clk", "--wait", "--", sys.executable, "-c", code, tz=LA)
+    assert done.code == 0, done
+    today = datetime.now(timezone.utc).replace(hour=20, minute=24, second=21, microsecond=0)
+    local = today.astimezone(ZoneInfo(LA)).strftime("%H:%M:%S")
+    said = re.compile(rf"\[jupyter_sched\] preempted at (\w+ \d+ )?{local} P[SD]T by ")
+    for follow in ((), ("-f",)):
+        run = _cli(server, "logs", *follow, "n41clk", tz=LA)
+        assert said.search(run.out) and "epoch 1 done at 20:24:21 UTC" in run.out, run
+    raw = _cli(server, "logs", "--raw", "n41clk", tz=LA)
+    assert "[jupyter_sched] preempted at 20:24:21 UTC by" in raw.out, raw  # --raw: as the file has it
+    monkeypatch.setenv("TZ", LA)
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        SchedMagics(None, client_factory=lambda: connect(server.url, BOSS_TOKEN)).schedule("logs n41clk")
+    assert said.search(shown.getvalue()), shown.getvalue()
