@@ -14,7 +14,9 @@ Real parts: a real OS account (tests/accounts.py) runs the squatter, a socket se
 receives; the "service" is a root process listening on the same port, killed first; the user server's
 :class:`~jupyter_sched.hub.forward.ForwardingService` runs its kernel reports and activity polls against
 the real network, as in a user's server; ``serve`` is the installed command (tests/hub/test_hub_refusals.py);
-the last test runs a real JupyterHub (tests/hub/hub_harness.py), kills its service and takes the port.
+the real-hub test (a JupyterHub, tests/hub/hub_harness.py, its service killed and its port taken) runs in
+tests/hub/test_verify25_v7_proxy_squat.py, on that module's hub (session 41: this module's own hub, ~20 s a run,
+served that one test).
 """
 
 from __future__ import annotations
@@ -31,18 +33,16 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from jupyter_sched.hub.forward import ForwardingService, HubServiceUnreachable
 from jupyter_sched.hub.listener import ListenerRefused, listener_uids, refusal
-from tests.accounts import Account, account_python, os_accounts, shared_dir, skip_reason
+from tests.accounts import account_python, os_accounts, shared_dir, skip_reason
 
-from .hub_harness import Hub, _free_port, amy_and_eve, amy_and_eve_hub
+from .hub_harness import _free_port
 from .test_red15_serve_warning import serve_to_its_warnings
 
 TOKEN = "amys-server-token-r25"
@@ -210,16 +210,6 @@ def test_red25_r5_serve_warns_when_its_port_is_one_any_account_may_bind(tmp_path
         assert "JUPYTER_SCHED_HUB_URL" in said and "c.SchedApp.hub_service_uids" in said, said
 
 
-@pytest.fixture(scope="module")
-def users() -> Iterator[dict[str, Account]]:
-    yield from amy_and_eve()
-
-
-@pytest.fixture(scope="module")
-def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
-    yield from amy_and_eve_hub(pg_server, users, "red25r5")
-
-
 def capture_listener(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:``port`` (as root: the servers' listener check lets it have what they send,
     as a squatter would get it were the check not there), for :func:`capture_token`."""
@@ -262,32 +252,6 @@ def capture_token(server: socket.socket, timeout_s: float, *, through_proxy: boo
 def _capture_one_token(port: int, timeout_s: float) -> str | None:
     """The first token a listener on 127.0.0.1:``port`` receives (:func:`capture_token`)."""
     return capture_token(capture_listener(port), timeout_s)
-
-
-@pytest.mark.slow
-def test_red25_r5_what_a_users_server_sends_the_scheduler_cannot_open_that_server(
-        hub: Hub, users: dict[str, Account]) -> None:
-    amy = users["amy"].name
-    hub.start_servers(amy)
-    mine = hub.token_for(amy)
-    # the scheduler takes the scoped token: amy's requests through her server are answered as ever
-    answer = httpx.get(f"{hub.server_url(amy)}api/sched/jobs", headers={"Authorization": f"token {mine}"}, timeout=30)
-    assert answer.status_code == 200, answer.text
-
-    hub.kill_service()  # a crash: whoever takes the port gets what amy's server sends (kernel reports, 1 s)
-    captured = _capture_one_token(hub.service_port, timeout_s=30)
-    assert captured, hub.log_tail()
-
-    opened = httpx.get(f"{hub.url}/user/{amy}/api/contents", headers={"Authorization": f"token {captured}"},
-                       timeout=30, follow_redirects=False)
-    assert opened.status_code == 403, (opened.status_code, opened.text[:300])
-    kernels = httpx.get(f"{hub.url}/user/{amy}/api/kernels", headers={"Authorization": f"token {captured}"},
-                        timeout=30, follow_redirects=False)
-    assert kernels.status_code == 403, (kernels.status_code, kernels.text[:300])
-    model = hub.api("GET", "user", token=captured).json()
-    assert model["name"] == amy
-    assert [s for s in model["scopes"] if s.startswith(("access:", "tokens", "admin", "servers"))] == \
-        ["access:services!service=jupyter-sched"], model["scopes"]
 
 
 @pytest.mark.parametrize("hub_says", [201, 403], ids=["minted: sent, deleted at stop", "refused: nothing sent, said"])

@@ -42,7 +42,7 @@ from tests.accounts import Account
 from .hub_harness import Hub, _free_port, amy_and_eve, amy_and_eve_hub
 from .test_hub_refusals import refusal
 from .test_red15_serve_warning import serve_to_its_warnings
-from .test_red25_r5_squat import capture_listener, capture_token
+from .test_red25_r5_squat import _capture_one_token, capture_listener, capture_token
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
 FULL = "amys-whole-hub-token"
@@ -269,3 +269,33 @@ def test_verify25_v7_what_the_cli_and_client_send_through_the_proxy_cannot_open_
     capture.thread.join(100)
     assert capture.token and capture.token != whole
     assert _opens_the_server(hub, amy, capture.token) == 403
+
+
+@pytest.mark.slow
+def test_red25_r5_what_a_users_server_sends_the_scheduler_cannot_open_that_server(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """Red team 25, R5's real-hub test (tests/hub/test_red25_r5_squat.py says the rest), on this module's hub: the
+    test above left the service killed, so it starts again here first."""
+    amy = users["amy"].name
+    if hub.service is None:
+        hub.start_service()
+    hub.start_servers(amy)
+    mine = hub.token_for(amy)
+    # the scheduler takes the scoped token: amy's requests through her server are answered as ever
+    answer = httpx.get(f"{hub.server_url(amy)}api/sched/jobs", headers={"Authorization": f"token {mine}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+
+    hub.kill_service()  # a crash: whoever takes the port gets what amy's server sends (kernel reports, 1 s)
+    captured = _capture_one_token(hub.service_port, timeout_s=30)
+    assert captured, hub.log_tail()
+
+    opened = httpx.get(f"{hub.url}/user/{amy}/api/contents", headers={"Authorization": f"token {captured}"},
+                       timeout=30, follow_redirects=False)
+    assert opened.status_code == 403, (opened.status_code, opened.text[:300])
+    kernels = httpx.get(f"{hub.url}/user/{amy}/api/kernels", headers={"Authorization": f"token {captured}"},
+                        timeout=30, follow_redirects=False)
+    assert kernels.status_code == 403, (kernels.status_code, kernels.text[:300])
+    model = hub.api("GET", "user", token=captured).json()
+    assert model["name"] == amy
+    assert [s for s in model["scopes"] if s.startswith(("access:", "tokens", "admin", "servers"))] == \
+        ["access:services!service=jupyter-sched"], model["scopes"]
