@@ -531,6 +531,16 @@ class _Tracked:
     record_at_stop: tuple[int, datetime] | None = None
     """The end record (exit code, end) that was there when the stop came, saying no signal had reached the wrapper and
     an end before the stop: a command that had ended, whose wrapper still ended what it left (red39 R2)."""
+    commands: list[tuple[int, float]] | None = None
+    """The job's command (a gang: each worker) as its wrapper reported it down the executor's own pipe (pid, start
+    time: :func:`~.wrapper.report_commands`), kept in the service's record of the launch for a server that adopts the
+    job; None: not (yet) reported."""
+    report: int | None = None
+    """The read end of that pipe until the report came (or the wrapper ended without one)."""
+    command_at_stop: bool | None = None
+    """Whether the command itself still ran when the stop went out (:attr:`commands`; None: not known): an end record
+    the job may have written is believed to be its end only where it did not (s41: verify40 V2, and a record written
+    at the start by a job that then ignored SIGTERM)."""
     wrapper_at_kill: str = ""
     """The wrapper as the stop's SIGKILL found it: ``"running"`` (a SIGKILL end of it is the stop's doing, not its
     job's), ``"stopped"`` (SIGSTOPped: by its job, the service never stops one), ``""`` gone or not sent
@@ -1076,50 +1086,58 @@ class LocalExecutor:
         group = self._new_group(job.id, run_as)
         env[MARKER_ENV] = group.name
         log_cap = self._log_cap(job, run_as, job_dir)
-        wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--max-log-bytes", str(log_cap),
-                        *(["--log-cap-setting", self._cap_setting(log_cap)] if log_cap != self.max_log_bytes else []),
-                        "--job-dir", str(job_dir), "--launch", "--", *argv]
-        passed: tuple[int, ...] = ()
-        if not switching:
-            command = [self.python, str(Path(_wrapper.__file__)), *wrapper_args]
-        elif (fd := self._wrapper_fd()) is not None:  # `ps` reads "python3 -I /dev/fd/5 --job-dir … -- ARGV"
-            command, passed = [python, "-I", f"/dev/fd/{fd}", *wrapper_args], (fd,)
-        else:
-            command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
-        if switching:  # started as root, made the owner's only after Popen returned (red32 R7, below), in its own
-            # IPC namespace and /dev/shm so its shared memory ends with it (red33 R2)
-            command = as_account(run_as, command, shm=job_shm_options(self._memory_cap(job, allocation)))
-            self._say_if_no_job_namespaces()
-        banner = (f"{RUN_MARKERS[1]} (restart {restarts})" if restarts
-                  else _restart_banner(job, job_dir / "output.log"))
-        workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
-        launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
-                             **({"notebook": True} if job.spec.notebook else {}),  # keeps executed.ipynb (red28 R5)
-                             # the job's tracking group's member list: the wrapper finds what the job left there, never
-                             # by walking the host's processes (red37 R2; it checks that the list holds itself)
-                             **({"members": members} if (members := members_file(group)) else {}),
-                             **({"env": job_only} if job_only else {}),
-                             **({"workers": workers} if workers else {})}) + "\n"
-        # a launch past what a pipe takes at once goes in an in-memory file the wrapper reads (red32 R7: its carried
-        # script or notebook, written down the pipe, held the engine's thread while the owner kept the wrapper stopped)
-        launch_fd = _launch_file(launch) if len(launch) > _wrapper.LAUNCH_INLINE_BYTES else None
-        if launch_fd is not None:
-            launch, passed = json.dumps({"launch_fd": launch_fd}) + "\n", (*passed, launch_fd)
-        with open(self.dirs.err_path(job.id), "wb") as err:
-            try:
-                # Popen waits, on this (the engine's) thread, until its child's execve. Never Popen(user=): its child
-                # is the owner's from its setuid to that execve, so the owner's SIGSTOP (kill -STOP -1 in a loop)
-                # landing there held the engine for everyone (red32 R7). The child here is root up to its execve of
-                # the service's interpreter (runas.DROP_TO_ACCOUNT), which becomes the owner and execs the wrapper after
-                # Popen has returned; a wrapper kept from beginning is ended (_watch_launch, stopped-wrapper rule).
-                popen = subprocess.Popen(
-                    command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env,
-                    start_new_session=True, cwd="/" if switching else None, pass_fds=passed)
-            except OSError as exc:
-                raise ExecutorError(f"cannot start job {job.id}: {exc}", hint="check the interpreter and paths") from exc
-            finally:
-                if launch_fd is not None:
-                    os.close(launch_fd)
+        report, report_w = os.pipe()  # the wrapper says its command's pid on it (made here: not the job's to write)
+        try:
+            os.set_blocking(report, False)
+            wrapper_args = ["--leftover-grace", f"{self.leftover_grace_s:g}", "--max-log-bytes", str(log_cap),
+                            *(["--log-cap-setting", self._cap_setting(log_cap)] if log_cap != self.max_log_bytes else []),
+                            "--job-dir", str(job_dir), "--report-fd", str(report_w), "--launch", "--", *argv]
+            passed: tuple[int, ...] = (report_w,)
+            if not switching:
+                command = [self.python, str(Path(_wrapper.__file__)), *wrapper_args]
+            elif (fd := self._wrapper_fd()) is not None:  # `ps` reads "python3 -I /dev/fd/5 --job-dir … -- ARGV"
+                command, passed = [python, "-I", f"/dev/fd/{fd}", *wrapper_args], (*passed, fd)
+            else:
+                command = [python, "-I", "-c", self._wrapper_code(), *wrapper_args]
+            if switching:  # started as root, made the owner's only after Popen returned (red32 R7, below), in its own
+                # IPC namespace and /dev/shm so its shared memory ends with it (red33 R2)
+                command = as_account(run_as, command, shm=job_shm_options(self._memory_cap(job, allocation)))
+                self._say_if_no_job_namespaces()
+            banner = (f"{RUN_MARKERS[1]} (restart {restarts})" if restarts
+                      else _restart_banner(job, job_dir / "output.log"))
+            workers = gang_environments(job, allocation, master_port=_free_port()) if len(allocation.per_worker()) > 1 else []
+            launch = json.dumps({"cwd": str(cwd), "files": carried_files(job), "banner": banner,
+                                 **({"notebook": True} if job.spec.notebook else {}),  # keeps executed.ipynb (red28 R5)
+                                 # the job's tracking group's member list: the wrapper finds what the job left there, never
+                                 # by walking the host's processes (red37 R2; it checks that the list holds itself)
+                                 **({"members": members} if (members := members_file(group)) else {}),
+                                 **({"env": job_only} if job_only else {}),
+                                 **({"workers": workers} if workers else {})}) + "\n"
+            # a launch past what a pipe takes at once goes in an in-memory file the wrapper reads (red32 R7: its carried
+            # script or notebook, written down the pipe, held the engine's thread while the owner kept the wrapper stopped)
+            launch_fd = _launch_file(launch) if len(launch) > _wrapper.LAUNCH_INLINE_BYTES else None
+            if launch_fd is not None:
+                launch, passed = json.dumps({"launch_fd": launch_fd}) + "\n", (*passed, launch_fd)
+            with open(self.dirs.err_path(job.id), "wb") as err:
+                try:
+                    # Popen waits, on this (the engine's) thread, until its child's execve. Never Popen(user=): its child
+                    # is the owner's from its setuid to that execve, so the owner's SIGSTOP (kill -STOP -1 in a loop)
+                    # landing there held the engine for everyone (red32 R7). The child here is root up to its execve of
+                    # the service's interpreter (runas.DROP_TO_ACCOUNT), which becomes the owner and execs the wrapper after
+                    # Popen has returned; a wrapper kept from beginning is ended (_watch_launch, stopped-wrapper rule).
+                    popen = subprocess.Popen(
+                        command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, env=env,
+                        start_new_session=True, cwd="/" if switching else None, pass_fds=passed)
+                except OSError as exc:
+                    raise ExecutorError(f"cannot start job {job.id}: {exc}", hint="check the interpreter and paths") from exc
+                finally:
+                    if launch_fd is not None:
+                        os.close(launch_fd)
+        except BaseException:  # nothing started: neither end of the pipe is kept
+            os.close(report)
+            os.close(report_w)
+            raise
+        os.close(report_w)  # the wrapper has it
         group = self._enroll(group, popen.pid)
         limits = self._limit(job, allocation, group, popen.pid)
         self._likelier_oom_victim(job.id, popen.pid)
@@ -1157,7 +1175,7 @@ class LocalExecutor:
         return _Tracked(job=job, allocation=allocation, handle=handle, process=process, popen=popen,
                         control=None if popen.stdin.closed else popen.stdin,
                         restarts=restarts, run_as=run_as, group=group, limits=limits, log_cap=log_cap,
-                        launch_left=left or b"",
+                        launch_left=left or b"", report=report,
                         launch_by=self._monotonic() + LAUNCH_READ_S if left or switching else None)
 
     def _watch_launch(self, t: _Tracked, now: float) -> None:
@@ -1501,10 +1519,12 @@ class LocalExecutor:
         group = JobGroup.from_dict(data.get("group"))
         pid, created = int(data.get("pid", 0)), data.get("create_time")
         process = _live_process(pid, created, uid=run_as.uid if run_as.switches else None)
-        recorded_cap = (self.dirs.read_record(job.id) or {}).get("log_cap")
+        record = self.dirs.read_record(job.id) or {}
+        recorded_cap = record.get("log_cap")
         tracked = _Tracked(job=job, allocation=job.allocation, handle=handle, process=process, run_as=run_as,
                            group=group, limits=LimitGroups.from_dict(data.get("limits")),
-                           log_cap=recorded_cap if isinstance(recorded_cap, int) else self.max_log_bytes)
+                           log_cap=recorded_cap if isinstance(recorded_cap, int) else self.max_log_bytes,
+                           commands=_commands_in(record.get("commands")))  # what its wrapper told the last server
         if process is not None:
             tracked.seen_running_at = datetime.now(timezone.utc)  # an end it claims later is no earlier (red33 R3)
             self._jobs[job.id] = tracked
@@ -1589,6 +1609,7 @@ class LocalExecutor:
         """:meth:`poll` of one job: its events added to ``events``, itself to ``running`` while it runs."""
         if t.launch_by is not None:
             self._watch_launch(t, now)
+        self._take_report(t)
         if t.restart_at is not None:
             if now >= t.restart_at and not t.stopping:
                 events.extend(self._restart(t))
@@ -1854,10 +1875,36 @@ class LocalExecutor:
         — the record is the owner's, so only what this look saw lets :func:`_own_end` believe its ``before_signal``."""
         root = self._root_pid(t)
         t.live_at_stop = bool(self._members(t) - {root or 0})
+        self._take_report(t)
+        t.command_at_stop = None if t.commands is None else any(
+            _live_process(pid, started, uid=t.owner_uid) is not None for pid, started in t.commands)
         record = _exit_record(t)
         ended = _read_exit(t.job_dir, t.owner_uid) if record is not None and record.get("before_signal") is True \
             else None
         t.record_at_stop = ended if ended is not None and ended[1] <= datetime.now(timezone.utc) else None
+
+    def _take_report(self, t: _Tracked) -> None:
+        """Read the wrapper's report of its command (:func:`~.wrapper.report_commands`) once it came: kept in
+        :attr:`_Tracked.commands` and in this service's record of the launch (a server that adopts the job reads it
+        there; the job's folder is its owner's). Nothing while it has not come; an end without one leaves it unknown."""
+        if t.report is None:
+            return
+        try:
+            data = os.read(t.report, _REPORT_BYTES)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        os.close(t.report)
+        t.report = None
+        try:
+            said = json.loads(data.split(b"\n", 1)[0]) if data else None
+        except ValueError:
+            said = None
+        t.commands = _commands_in(said.get("commands") if isinstance(said, dict) else None)
+        record = self.dirs.read_record(t.job.id)
+        if t.commands is not None and record is not None:
+            self.dirs.write_record(t.job.id, {**record, "commands": [list(c) for c in t.commands]})
 
     def _ended_on_its_own(self, t: _Tracked) -> bool:
         """Whether ``t``'s work had already ended when a stop came: no process of its group left and its wrapper's
@@ -1913,6 +1960,7 @@ class LocalExecutor:
         still being cleaned (:class:`.folder_cleaner.FolderCleaner`) are waited for, up to
         :data:`CLEAN_WAIT_S`: a stopping service leaves none half sealed."""
         for t in self._jobs.values():
+            self._take_report(t)  # kept in the record for the server that adopts it
             _close_control(t)
         self._jobs.clear()
         self.writes.forget()
@@ -2174,6 +2222,23 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
+_REPORT_BYTES = 4096
+"""Most bytes of the wrapper's report read (:func:`~.wrapper.report_commands`: a gang's workers fit many times over)."""
+
+
+def _commands_in(raw: object) -> list[tuple[int, float]] | None:
+    """The ``[[pid, start time], …]`` of a wrapper's report or the service's record, checked; None: none or malformed."""
+    if not isinstance(raw, list) or len(raw) > _REPORT_BYTES // 8:
+        return None
+    found: list[tuple[int, float]] = []
+    for item in raw:
+        if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int and item[0] > 0
+                and isinstance(item[1], (int, float)) and not isinstance(item[1], bool) and math.isfinite(item[1])):
+            return None
+        found.append((item[0], float(item[1])))
+    return found
+
+
 def _live_process(pid: int, create_time: Any, *, uid: int | None = None) -> psutil.Process | None:
     """The process ``pid`` if it still runs *and* is the same process (create time matches,
     and it runs as ``uid`` when given: a forged wrapper file cannot point at someone else's pid)."""
@@ -2293,8 +2358,11 @@ def _own_end(t: _Tracked, record: dict[str, Any] | None = None) -> bool:
     SIGTERM killed its wrapper and wrote ``before_signal: true`` turned an admin's cancel into "succeeded … it had
     ended before the cancel reached it"). So it is believed only where what the service saw agrees: the wrapper was
     not killed by anything but the stop (:func:`_wrapper_killed`), and either the stop found nothing of the job alive
-    besides its wrapper, or the same record — an end before the stop — was already there when the stop came
-    (:meth:`LocalExecutor._look_at_stop`). Otherwise the stop that signalled its processes ended it."""
+    besides its wrapper, or the same record — an end before the stop — was already there when the stop came and the
+    command itself (its wrapper's report: :attr:`_Tracked.commands`) no longer ran (:meth:`LocalExecutor._look_at_stop`;
+    s41: a record the job wrote at its start, with its command running on past the stop's SIGTERM, or in a job a
+    restarted server adopted, whose wrapper is not its child — verify40 V2 — was taken for its end). Otherwise the stop
+    that signalled its processes ended it."""
     if not t.stopping or t.ended_before_stop:
         return True
     record = _exit_record(t) if record is None else record
@@ -2302,7 +2370,8 @@ def _own_end(t: _Tracked, record: dict[str, Any] | None = None) -> bool:
         return False
     if not t.live_at_stop:
         return True  # its command had ended: only the wrapper ran when the stop went out
-    return t.record_at_stop is not None and _read_exit(t.job_dir, t.owner_uid) == t.record_at_stop
+    return t.command_at_stop is False and t.record_at_stop is not None and \
+        _read_exit(t.job_dir, t.owner_uid) == t.record_at_stop
 
 
 def _wrapper_killed(t: _Tracked) -> str | None:
@@ -2332,18 +2401,38 @@ def _killed_words(killed: str, recorded: bool) -> str:
         f"its wrapper was {killed} before it recorded the job's end"
 
 
+FORGED_BEFORE_STOP = "its end record was there before the stop while its command still ran, so it is the job's own"
+"""Said of an end record :func:`_forged_before_stop` (s41)."""
+
+
+def _forged_before_stop(t: _Tracked) -> bool:
+    """Whether ``t``'s end record is one the job wrote itself before a stop while its command ran on: the same record
+    was there when the stop came (:attr:`_Tracked.record_at_stop`, an end before any signal) and the command itself
+    still ran then (:attr:`_Tracked.command_at_stop`) — its wrapper writes its record only once the command ended
+    (s41: a record written at the start by a job that then ignored SIGTERM; verify40 V2, a job adopted after a
+    restart: its wrapper's death is not seen)."""
+    return t.stopping and t.command_at_stop is True and t.record_at_stop is not None and \
+        _read_exit(t.job_dir, t.owner_uid) == t.record_at_stop
+
+
 def _said_killed(t: _Tracked, message: str) -> str:
     """``message`` (how the job ended) with, where its wrapper was killed by its job (:func:`_wrapper_killed`) and it left
-    an end record or a stop was under way, the words :func:`_killed_words` says, before its quoted last lines; the
-    service's log says it too (red40 R5)."""
+    an end record or a stop was under way, the words :func:`_killed_words` says — or, where the record there is one the
+    job wrote before the stop (:func:`_forged_before_stop`), :data:`FORGED_BEFORE_STOP` — before its quoted last lines;
+    the service's log says it too (red40 R5)."""
     killed = _wrapper_killed(t)
     recorded = _exit_record(t) is not None
-    if killed is None or not (recorded or t.stopping):  # with no stop, "its wrapper ended and left …" says it
+    if killed is not None and (recorded or t.stopping):  # with no stop, "its wrapper ended and left …" says it
+        log.warning("job %s: its wrapper was %s; %s", t.job.id, killed,
+                    "its end record (exit.json) is the job's own" if recorded else "it recorded no end of the job")
+        words = _killed_words(killed, recorded)
+    elif killed is None and _forged_before_stop(t):
+        log.warning("job %s: %s", t.job.id, FORGED_BEFORE_STOP)
+        words = FORGED_BEFORE_STOP
+    else:
         return message
-    log.warning("job %s: its wrapper was %s; %s", t.job.id, killed,
-                "its end record (exit.json) is the job's own" if recorded else "it recorded no end of the job")
     head, sep, tail = split_log_quote(message)
-    return f"{head}; {_killed_words(killed, recorded)}{sep}{tail}"
+    return f"{head}; {words}{sep}{tail}"
 
 
 def _is_stopped(pid: int) -> bool:
@@ -2368,7 +2457,8 @@ def _unsaid(t: _Tracked, *, cut: bool = False) -> list[str]:
     them (``worded``), the log's last line (issue 20, F15). A wrapper killed by its job (:func:`_wrapper_killed`) wrote
     neither: its ``exit.json``'s ``said`` and ``worded`` are the job's word, not counted, and the log says so (red40 R5)."""
     killed = _wrapper_killed(t)
-    record = None if cut or killed is not None else _exit_record(t)
+    forged = killed is None and _forged_before_stop(t)  # its said/worded are the job's word too (s41)
+    record = None if cut or killed is not None or forged else _exit_record(t)
     said = 0 if record is None else min(_wrapper.count_in(record.get("said")), len(t.signalled))
     # a wrapper from before newuser30 n16 wrote the words before its exit.json, and no "worded"
     worded = record is not None and record.get("worded", True) is True
@@ -2379,6 +2469,7 @@ def _unsaid(t: _Tracked, *, cut: bool = False) -> list[str]:
     own = [] if killed is None else [f"[jupyter_sched] the job's wrapper was {killed}: its end record (exit.json) is "
                                      "the job's own"] if _exit_record(t) is not None else \
         [f"[jupyter_sched] the job's wrapper was {killed} before it recorded the job's end"] if t.stopping else []
+    own += [f"[jupyter_sched] the job's {FORGED_BEFORE_STOP.removeprefix('its ')}"] if forged else []
     return [line for sent in t.signalled[said:] for line in _wrapper.signal_lines(sent)] + own + \
         ([f"[jupyter_sched] {printable_line(words, limit=500)}"] if words and not worded else [])
 
@@ -2441,7 +2532,11 @@ def _stop_by_fifo(t: _Tracked, line: bytes) -> None:
 
 
 def _close_control(t: _Tracked) -> None:
-    """Close the wrapper's stdin (see :attr:`_Tracked.control`)."""
+    """Close the wrapper's stdin (see :attr:`_Tracked.control`) and the report pipe (:attr:`_Tracked.report`)."""
+    if t.report is not None:
+        with contextlib.suppress(OSError):
+            os.close(t.report)
+        t.report = None
     if t.control is not None:
         try:
             t.control.close()

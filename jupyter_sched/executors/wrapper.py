@@ -24,6 +24,10 @@ Records, written atomically into ``DIR``:
 
 * ``wrapper.json`` at start: ``{"pid", "create_time"}`` (its own identity; the group id is its
   pid), so a job whose handle was not yet persisted can still be found;
+* with ``--report-fd N`` (a pipe the executor made, not the job's to write: the command does not inherit it), one line
+  ``{"commands": [[pid, start time], …]}`` once its command (a gang: each worker) started: the executor keeps it in
+  its own record and asks, when a stop comes, whether the command itself still ran (:func:`report_commands`; s41,
+  verify40 V2: an ``exit.json`` the job wrote before a stop, while its command ran on, read as its own end);
 * ``exit.json`` at the end: ``{"exit_code", "finished_at", "signal", "said", "worded", "before_signal"}`` —
   ``exit_code`` as :mod:`subprocess` reports it (negative = killed by that signal), ``said`` how many of a stop's signal
   records the log got, ``worded`` whether it got the stop's words, ``before_signal`` whether the command had ended
@@ -1067,6 +1071,26 @@ def _launch(job_dir: Path) -> dict[str, object] | None:
     return launch
 
 
+_report_fd: list[int] = []
+"""``--report-fd``: the write end of the executor's pipe for :func:`report_commands` (none: not asked)."""
+
+
+def report_commands(pids: list[int]) -> None:
+    """Tell the executor, down its pipe (``--report-fd``), which processes are the job's command — each pid with its
+    start time (a pid reused later is not taken for it); one whose start time cannot be read is gone already and
+    left out — and close the pipe. The command did not inherit it (``close_fds``); the job cannot write it."""
+    if not _report_fd:
+        return
+    fd = _report_fd.pop()
+    found = [[pid, started] for pid in pids if (started := process_start_time(pid)) is not None]
+    try:
+        os.write(fd, (json.dumps({"commands": found}) + "\n").encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command after ``--`` and record its end; return an exit status for the wrapper."""
     global _child_started
@@ -1087,6 +1111,8 @@ def main(argv: list[str] | None = None) -> int:
             cap_setting = options.pop(0)
         elif option == "--job-dir" and options:
             job_dir_arg = options.pop(0)
+        elif option == "--report-fd" and options:
+            _report_fd[:] = [int(options.pop(0))]
         else:
             return _usage()
     if job_dir_arg is None or not command:
@@ -1131,6 +1157,7 @@ def main(argv: list[str] | None = None) -> int:
             # 126 (found, cannot be run), as a shell says it; 127 is "not found" (new user 6, F20)
             found = isinstance(exc, PermissionError) and "was not found on the job's PATH" not in why
             children, code = [], 126 if found else 127
+        report_commands([child.pid for child in children])
         if children:
             _child_started = True
             for early in _early:

@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_sched.engine import SchedulerService
-from jupyter_sched.executors.base import Exited
-from jupyter_sched.executors.local import LocalExecutor, read_log
+from jupyter_sched.executors.base import ExecutorHandle, Exited
+from jupyter_sched.executors.local import FORGED_BEFORE_STOP, LocalExecutor, read_log
 from jupyter_sched.inventory.simulated import SimulatedInventory
 from jupyter_sched.scheduling import SchedulingProfile
 from jupyter_sched.store import Store
 from tests.accounts import Account
 from tests.in_process import cancel_all_and_close, tick_until
+from tests.runtime.builders import make_job
 from tests.runtime.test_engine import state_of
 from tests.runtime.test_runas import (
     GPU,
@@ -50,6 +51,7 @@ FORGE = r"""
 # end before any signal, exit 0. "early": the record is written at the start, before any stop, and left unchanged.
 # "stopped": the record is written at the start and the wrapper SIGSTOPped on SIGTERM (the stop's SIGKILL ends it).
 # "mute": on SIGTERM kill the wrapper and write no record; it runs on until the stop kills it.
+# "deaf": the record is written at the start and SIGTERM changes nothing (the wrapper is left alone): it runs on.
 # Each waits, once it heard the stop ($2.term), for the test's go ($2.go): the test orders what the service sees.
 record() {
   printf '{"exit_code": 0, "finished_at": "%s", "signal": null, "said": 0, "worded": true, "before_signal": true}' \
@@ -59,6 +61,7 @@ W=$PPID
 on_term() {
   touch "$2.term"
   while [ ! -e "$2.go" ]; do sleep 0.02; done
+  if [ "$1" = deaf ]; then touch "$2.done"; return; fi
   if [ "$1" = stopped ]; then kill -STOP "$W"; else kill -9 "$W"; fi 2>/dev/null
   [ "$1" = late ] && record  # the others' record stays the one there before the stop, unchanged
   touch "$2.done"
@@ -97,14 +100,14 @@ def _marker(ready: Path, what: str) -> Path:
 def _forged(svc: SchedulerService, clock: Clock, readies: list[Path]) -> None:
     """Drive the one ordering the test means (s41: in the whole run the service's look fell between the forger's kill of
     its wrapper and its record — the record never came): tick until each forger heard the stop, then, with no look of
-    the service's, let each do its part and wait until it is done — its process gone, but a "mute" one's, which runs on
-    until the stop kills it — then move the executor's clock past the stop's grace."""
+    the service's, let each do its part and wait until it is done — its process gone, but a "mute" or "deaf" one's,
+    which runs on until the stop kills it — then move the executor's clock past the stop's grace."""
     tick_until(svc, "the forgers to hear the stop", lambda: all(_marker(r, "term").exists() for r in readies))
     for ready in readies:
         _marker(ready, "go").touch()
     for ready in readies:
         wait_until(_marker(ready, "done").exists, f"{ready.stem} to forge")
-        if ready.stem != "mute":
+        if ready.stem not in ("mute", "deaf"):
             pid = int(_marker(ready, "pid").read_text())
             wait_until(lambda pid=pid: not alive(pid), f"{ready.stem} to exit")  # type: ignore[misc]
     clock.now += GRACE_S + 1
@@ -198,6 +201,66 @@ def test_red40_r5_a_forged_end_does_not_undo_a_time_limit(sqlite_db: str, tmp_pa
         cancel_all_and_close(svc)
 
 
+def test_flake41_f1_a_record_written_at_the_start_by_a_job_that_ignores_sigterm_is_not_its_end(
+        sqlite_db: str, tmp_path: Path) -> None:
+    """s41: no wrapper tampering at all — the job writes ``exit.json`` (exit 0, ``before_signal``) as it starts and runs
+    on through the stop's SIGTERM; the stop's SIGKILL ends it and its wrapper. The record was there at the stop (an end
+    before it), which session 40 took for red39 R2's window (the command ended, its wrapper ending leftovers), though
+    the command itself still ran: "succeeded … it had ended before the cancel reached it". The wrapper now tells the
+    executor its command's pid (its own pipe), and the record is believed only where that process no longer ran."""
+    clock = Clock()
+    svc = _service(sqlite_db, tmp_path, clock)
+    try:
+        command, ready = _forging(tmp_path, "deaf", "deaf")
+        job_id = svc.submit({"gpus": 1, "name": "f1-deaf", "command": command}, user="r40c")["id"]
+        tick_until(svc, "the forger to run", ready.exists)
+        assert (_job_dir(svc, job_id) / "exit.json").exists()
+        svc.cancel(job_id, user="boss", is_admin=True)
+        _forged(svc, clock, [ready])
+        tick_until(svc, "the stop's SIGKILL to end it", lambda: state_of(svc, job_id) not in ("running", "pending"))
+        job = svc.get_job(job_id, user="r40c")
+        # failed before: "succeeded", "exited with code 0; the stop sent SIGTERM to 2 processes (…), then SIGKILL 6 s
+        # later to 2 (…); it had ended before the cancel reached it"
+        assert job["state"] == "cancelled", job
+        assert job["message"].startswith(f"cancelled by boss (exited with code 0; {FORGED_BEFORE_STOP}; the stop sent "
+                                         "SIGTERM"), job["message"]
+        assert "then SIGKILL" in job["message"] and "had ended before" not in job["message"], job["message"]
+        log = svc.logs(job_id, user="r40c")["text"]
+        assert f"[jupyter_sched] the job's {FORGED_BEFORE_STOP.removeprefix('its ')}" in log, log
+        assert log.rstrip().endswith("[jupyter_sched] cancelled by boss"), log  # its record's "worded" not believed
+    finally:
+        cancel_all_and_close(svc)
+
+
+def test_verify40_v2_a_job_adopted_after_a_restart_does_not_make_its_own_record_its_end(tmp_path: Path) -> None:
+    """verify40 V2: the job pre-writes its end record, the service restarts (the new one adopts the job: its wrapper is
+    not that server's child, so the wrapper's death is not seen), and on the cancel's SIGTERM the job kills its wrapper
+    and exits 0: "succeeded … it had ended before the cancel reached it". The first server kept what the wrapper told
+    it of the command (pid, start time) in its own record; the adopting one reads it there and sees the command ran
+    when its stop went out."""
+    clock = Clock()
+    first = LocalExecutor(tmp_path / "jobs", monotonic=clock)
+    command, ready = _forging(tmp_path, "adopted", "early")
+    job = make_job("j-v2", command=tuple(command))
+    handle = first.start(job, GPU)
+    wait_until(lambda: ready.exists() and first.poll() == [] and "commands" in (first.dirs.read_record(job.id) or {}),
+               "the forger to run and its wrapper to report its command")
+    first.detach()  # the server is killed; the job keeps running
+    second = LocalExecutor(tmp_path / "jobs", monotonic=clock)
+    assert second.adopt(job, ExecutorHandle.from_dict(json.loads(json.dumps(handle.to_dict())))) is None
+    second.stop(job.id, grace_s=GRACE_S, reason="cancelled by boss")
+    _marker(ready, "go").touch()
+    pid = int(_marker(ready, "pid").read_text())
+    wait_until(lambda: _marker(ready, "done").exists() and not alive(pid), "the forger to kill its wrapper and exit")
+    event = wait_until(lambda: next((e for e in second.poll() if isinstance(e, Exited)), None), "its end")
+    assert isinstance(event, Exited)
+    # failed before: before_stop True, "exited with code 0; the stop sent SIGTERM to 2 processes (…)"
+    assert event.before_stop is False, event
+    assert event.message.startswith(f"exited with code 0; {FORGED_BEFORE_STOP}; the stop sent SIGTERM"), event.message
+    log = second.logs(job.id)[0]
+    assert log.rstrip().endswith("[jupyter_sched] cancelled by boss"), log
+
+
 QUOTAS = {"quotas": [{"team": "ml", "guaranteed": 2, "borrowing_limit": 2},
                      {"team": "cv", "guaranteed": 2, "borrowing_limit": 0}]}
 
@@ -264,6 +327,9 @@ def test_red40_r5_a_hub_job_as_its_own_account_that_kills_its_wrapper_is_not_tak
     dirs = {job_id: root / "jobs" / "users" / owner.name / job_id for job_id in ORDERS}
     wait_until(lambda: all("forger runs" in ex.logs(job_id)[0] for job_id in ORDERS), "the forgers to run")
     assert ex.poll() == []
+    for job_id, folder in dirs.items():  # its wrapper told the service its command (through the account switch)
+        commands = (ex.dirs.read_record(job_id) or {}).get("commands")
+        assert commands and commands[0][0] == int((folder / "forger.pid").read_text()), commands
     for job_id in ORDERS:
         ex.stop(job_id, grace_s=GRACE_S, reason="cancelled by boss")  # its SIGTERM goes now; no look until the poll
     for job_id, folder in dirs.items():
