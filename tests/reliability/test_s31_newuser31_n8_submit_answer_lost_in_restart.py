@@ -7,7 +7,7 @@ same command, submitted since just before it was sent) and sent again only when 
 say which. Where the scheduler never answers again in time, the error says it may or may not have arrived and
 how to look before submitting again (exit 3, no "ask your hub admin").
 
-Real parts (first three tests): a jupyter server with jupyter_sched in its own process, SIGKILLed and started
+Real parts (first three tests): a jupyter server with jupyter_sched in its own process (one for the three), SIGKILLed and started
 again on the same port and store mid-submit. In front of it a loopback HTTP relay (stdlib) stands in for the
 hub's proxy: it passes every request through, except the first ``POST jobs``, which it passes on (or not) and
 then answers by closing the connection after the server's restart — the lost answer cannot be timed to the
@@ -80,16 +80,24 @@ class _Relay(ServiceDoubleHandler):
 
 
 
-@contextlib.contextmanager
-def relayed(tmp_path: Path, *, deliver: bool) -> Iterator[tuple[EmbeddedServer, str]]:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """One real server for the module's first three tests (each its own job names), restarted by the relay
+    mid-submit (s41 speed: one start, not one per test)."""
     # a 5-s leader lease: the restarted server leads without waiting out the 15-s default (session 34)
-    server = EmbeddedServer.start(tmp_path / "srv", simulated_gpus=1, leader_lease_ttl_s=5)
-    _Relay.server_under, _Relay.deliver, _Relay.lost, _Relay.posts = server, deliver, 0, 0
+    started = EmbeddedServer.start(tmp_path_factory.mktemp("srv"), simulated_gpus=1, leader_lease_ttl_s=5)
     try:
-        with serve_service_double(_Relay) as url:
-            yield server, url.split("/services/")[0] + "/"
+        yield started
     finally:
-        server.kill()
+        started.kill()
+
+
+@contextlib.contextmanager
+def relayed(server: EmbeddedServer, *, deliver: bool) -> Iterator[str]:
+    """The relay in front of ``server``: its URL (the hub proxy's stand-in)."""
+    _Relay.server_under, _Relay.deliver, _Relay.lost, _Relay.posts = server, deliver, 0, 0
+    with serve_service_double(_Relay) as url:
+        yield url.split("/services/")[0] + "/"
 
 
 def _named(server: EmbeddedServer, name: str) -> list[dict[str, Any]]:
@@ -110,9 +118,10 @@ def _cli_submit(server: EmbeddedServer, url: str, tmp_path: Path, name: str) -> 
     return rc, out.getvalue(), err.getvalue()
 
 
-def test_newuser31_n8_a_submit_that_arrived_before_the_restart_is_found_not_sent_twice(tmp_path: Path) -> None:
+def test_newuser31_n8_a_submit_that_arrived_before_the_restart_is_found_not_sent_twice(
+        server: EmbeddedServer, tmp_path: Path) -> None:
     # before: exit 3, "the connection was closed before an answer … ask your hub admin", while the job was there
-    with relayed(tmp_path, deliver=True) as (server, url):
+    with relayed(server, deliver=True) as url:
         rc, out, err = _cli_submit(server, url, tmp_path, "n8-arrived")
         jobs = _named(server, "n8-arrived")
     assert _Relay.lost == 1, err
@@ -122,9 +131,10 @@ def test_newuser31_n8_a_submit_that_arrived_before_the_restart_is_found_not_sent
     assert "ask your hub admin" not in err, err
 
 
-def test_newuser31_n8_a_submit_the_restart_lost_is_sent_again_once_and_says_so(tmp_path: Path) -> None:
+def test_newuser31_n8_a_submit_the_restart_lost_is_sent_again_once_and_says_so(
+        server: EmbeddedServer, tmp_path: Path) -> None:
     # before: exit 3, "… ask your hub admin", and nothing was submitted (newuser31's repro)
-    with relayed(tmp_path, deliver=False) as (server, url):
+    with relayed(server, deliver=False) as url:
         rc, out, err = _cli_submit(server, url, tmp_path, "n8-lost")
         jobs = _named(server, "n8-lost")
     assert _Relay.lost == 1 and _Relay.posts == 2, err
@@ -134,12 +144,12 @@ def test_newuser31_n8_a_submit_the_restart_lost_is_sent_again_once_and_says_so(t
 
 
 def test_newuser31_n8_the_schedule_magic_finds_or_resends_a_submit_whose_answer_was_lost(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        server: EmbeddedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUPYTER_SCHED_WIDGETS", "0")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "n8.py").write_text("print('n8')\n")
     printed = io.StringIO()
-    with relayed(tmp_path, deliver=True) as (server, url):
+    with relayed(server, deliver=True) as url:
         magics = SchedMagics(None, client_factory=lambda: connect(url, server.token))
         with contextlib.redirect_stdout(printed):
             magics.schedule("run n8.py --gpus 0 --time-limit 1m --name n8-magic")
