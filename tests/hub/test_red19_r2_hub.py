@@ -7,7 +7,7 @@ at most ``membership_fresh_s`` old (0 here: every such request asks the hub), an
 charged to the team is named in a ``team_left`` record (left running). The poll's forgetting of
 cached groups is tested in tests/hub/test_red19_r2_identity.py.
 
-Real parts, as tests/hub/test_red18_hub.py: JupyterHub (PyPI) + configurable-http-proxy (npm), real
+Real parts, as tests/hub/test_red15_hub.py: JupyterHub (PyPI) + configurable-http-proxy (npm), real
 OS accounts, ``jupyter-sched serve`` as root on PostgreSQL (``hub_poll_interval_s`` 1 s); requests with
 each user's own hub token; group changes through the hub's REST API as an admin makes them.
 """
