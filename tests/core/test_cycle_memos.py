@@ -103,51 +103,74 @@ class DirectContext(CycleContext):
         pass
 
     def shares_now(self) -> Iterator[tuple[str, Holding]]:
-        holdings = self.state.holdings
-        for job_id in self.share_holders:
-            if (held := holdings.get(job_id)) is not None:
-                yield job_id, held
-        for job_id, placement in self.fresh.items():  # every admission of this cycle, in order
-            if placement.allocation.gpu_milli < GPU_MILLI and (held := holdings.get(job_id)) is not None:
-                yield job_id, held
+        return _all_shares(self)
+
+
+def _all_shares(ctx: CycleContext) -> Iterator[tuple[str, Holding]]:
+    """:meth:`CycleContext.shares_now` by its definition: the shares held at cycle start, then every admission."""
+    holdings = ctx.state.holdings
+    for job_id in ctx.share_holders:
+        if (held := holdings.get(job_id)) is not None:
+            yield job_id, held
+    for job_id, placement in ctx.fresh.items():  # every admission of this cycle, in order
+        if placement.allocation.gpu_milli < GPU_MILLI and (held := holdings.get(job_id)) is not None:
+            yield job_id, held
+
+
+_STARTED = st.sampled_from([1.0, 30.0])  # minutes ago
+_SHARE = st.tuples(st.sampled_from([100, 250, 500]), st.sampled_from(TEAMS), st.sampled_from(["u1", "u2"]),
+                   st.sampled_from(["normal", "low"]), _STARTED)
+_WHOLE = st.tuples(st.sampled_from(TEAMS), st.sampled_from(["normal", "low"]), _STARTED)
+_PENDING = st.tuples(st.sampled_from([1000, 1000, 500, 250, 100]), st.integers(1, 3), st.sampled_from(TEAMS),
+                     st.sampled_from(["u1", "u2", "u3"]), st.sampled_from(["high", "normal", "low"]),
+                     st.sampled_from([None, 600.0]))
+
+
+Whole = tuple[str, str, float]
+"""A whole-GPU job running: team, priority class, minutes since it started."""
+Share = tuple[int, str, str, str, float]
+"""A share running: milli-GPUs, team, user, priority class, minutes since it started."""
+
+
+_GPU: st.SearchStrategy[tuple[Whole | None, list[Share]]] = st.one_of(
+    st.just((None, [])), st.just((None, [])), st.tuples(_WHOLE, st.just([])),
+    *[st.tuples(st.none(), st.lists(_SHARE, min_size=1, max_size=3))] * 2)
+"""What one GPU holds: nothing, one whole-GPU job, or one to three shares (a free GPU shrinks simplest)."""
 
 
 @st.composite
 def share_worlds(draw: st.DrawFn) -> Snapshot:
     """Nodes whose GPUs hold shares of one or several teams, some whole-GPU work, team quotas, and a
-    queue mixing shares and whole GPUs (the layouts of red team 15 R5: shares spread one per GPU)."""
-    nodes = [make_node(f"n{i}", gpus=draw(st.integers(1, 6)), model=draw(st.sampled_from(["A100-80GB", "H100-80GB"])))
-             for i in range(draw(st.integers(1, 3)))]
+    queue mixing shares and whole GPUs (the layouts of red team 15 R5: shares spread one per GPU).
+
+    Nodes, GPUs, shares and the queue are drawn as lists (not a count, then that many draws): a failing
+    world shrinks by dropping any of them, not only the last — CI on 45262b24 spent 190 s shrinking one."""
+    a_node = st.tuples(st.sampled_from(["A100-80GB", "H100-80GB"]), st.lists(_GPU, min_size=1, max_size=6))
+    layout = draw(st.lists(a_node, min_size=1, max_size=3))
+    nodes = [make_node(f"n{i}", gpus=len(gpus), model=model) for i, (model, gpus) in enumerate(layout)]
     jobs: list[Job] = []
-    for node in nodes:
-        for g in range(len(node.gpus)):
-            kind = draw(st.sampled_from(["free", "free", "shares", "shares", "whole"]))
-            if kind == "whole":
-                job = make_job(f"w-{node.name}-{g}", team=draw(st.sampled_from(TEAMS)), user="u1",
-                               priority=draw(st.sampled_from(["normal", "low"])))
-                jobs.append(running(job, node.name, [g], started=-draw(st.sampled_from([1.0, 30.0]))))
-            elif kind == "shares":
-                left = GPU_MILLI
-                for s in range(draw(st.integers(1, 3))):
-                    milli = draw(st.sampled_from([100, 250, 500]))
-                    if milli > left:
-                        break
-                    left -= milli
-                    job = make_job(f"s-{node.name}-{g}-{s}", milli=milli, team=draw(st.sampled_from(TEAMS)),
-                                   user=draw(st.sampled_from(["u1", "u2"])), priority=draw(st.sampled_from(["normal", "low"])))
-                    jobs.append(running(job, node.name, [g], milli=milli, started=-draw(st.sampled_from([1.0, 30.0]))))
+    for node, (_, gpus) in zip(nodes, layout, strict=True):
+        for g, (whole, shares) in enumerate(gpus):
+            if whole is not None:
+                team, priority, started = whole
+                jobs.append(running(make_job(f"w-{node.name}-{g}", team=team, user="u1", priority=priority),
+                                    node.name, [g], started=-started))
+            left = GPU_MILLI
+            for s, (milli, team, user, priority, started) in enumerate(shares):
+                if milli > left:
+                    break
+                left -= milli
+                job = make_job(f"s-{node.name}-{g}-{s}", milli=milli, team=team, user=user, priority=priority)
+                jobs.append(running(job, node.name, [g], milli=milli, started=-started))
     total = sum(len(n.gpus) for n in nodes)
     lines, left = [], total
     for team in TEAMS:
         g = draw(st.integers(0, max(0, left)))
         left -= g
         lines.append(Quota(team=team, guaranteed=g, borrowing_limit=draw(st.one_of(st.none(), st.integers(0, 3)))))
-    for k in range(draw(st.integers(1, 12))):
-        milli = draw(st.sampled_from([1000, 1000, 500, 250, 100]))
-        jobs.append(make_job(f"p{k}", gpus=1 if milli < 1000 else draw(st.integers(1, 3)), milli=milli,
-                             team=draw(st.sampled_from(TEAMS)), user=draw(st.sampled_from(["u1", "u2", "u3"])),
-                             priority=draw(st.sampled_from(["high", "normal", "low"])), submitted=k,
-                             time_limit_s=draw(st.sampled_from([None, 600.0]))))
+    for k, (milli, gpus, team, user, priority, limit) in enumerate(draw(st.lists(_PENDING, min_size=1, max_size=12))):
+        jobs.append(make_job(f"p{k}", gpus=1 if milli < 1000 else gpus, milli=milli, team=team, user=user,
+                             priority=priority, submitted=k, time_limit_s=limit))
     return snapshot(nodes, jobs, quota=QuotaSet(quotas=tuple(lines)), now=T0 + timedelta(minutes=1))
 
 
@@ -180,7 +203,7 @@ def test_held_away_memo_follows_admissions_evictions_and_undone_trials(snap: Sna
     run_on(ctx)
     assert held_away(ctx) == held_away_now(ctx)
     assert ctx.quota.held is None or dict(ctx.quota.held.rests()) == held_rests_now(ctx)  # per GPU too (session 41)
-    assert list(ctx.shares_now()) == list(DirectContext.shares_now(ctx))
+    assert list(ctx.shares_now()) == list(_all_shares(ctx))
     holders = sorted(ctx.state.holdings)
     for job_id in data.draw(st.lists(st.sampled_from(holders), max_size=4, unique=True) if holders else st.just([])):
         with ctx.ledger.what_if():
@@ -254,7 +277,7 @@ def test_shares_now_reads_this_cycles_share_admissions_only() -> None:
     ctx = CycleContext(snapshot([make_node(gpus=2)], jobs), SchedulingProfile())
     run_on(ctx)
     assert list(ctx.fresh_shares) == ["f0", "f1", "f2"]
-    assert [j for j, _ in ctx.shares_now()] == [j for j, _ in DirectContext.shares_now(ctx)] == ["f0", "f1", "f2"]
+    assert [j for j, _ in ctx.shares_now()] == [j for j, _ in _all_shares(ctx)] == ["f0", "f1", "f2"]
     ctx.ledger.evict("f1")
     assert [j for j, _ in ctx.shares_now()] == ["f0", "f2"]
 
