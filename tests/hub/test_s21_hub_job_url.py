@@ -1,5 +1,6 @@
 """Where a job reaches the scheduler (``JUPYTER_SCHED_URL``), and that a job token is never sent to the hub
-(s21-hubjobs item 1; the whole flow with a real hub: test_s21_hub_job_progress.py).
+(s21-hubjobs item 1; the whole flow with a real hub: tests/hub/test_red19_r5_body.py,
+test_s21_hub_a_jobs_own_process_reports_progress_and_another_users_job_token_is_refused).
 
 Pure parts: :func:`jupyter_sched.extension.job_tokens.job_url` and the central service's default
 (:meth:`~jupyter_sched.hub.central.HubSchedApp.job_url_default`) over stand-in server settings; the start's

@@ -2,8 +2,8 @@
 and the Secret goes when the job ends (session 21's note: the hub + Kubernetes combination of the job
 token was tested only through the API double's unit tests, never through a hub-mode service).
 
-Real parts, as tests/hub/test_s21_hub_job_progress.py: JupyterHub (PyPI) + configurable-http-proxy (npm)
-and ``jupyter-sched serve`` as its external service on PostgreSQL, configured with
+Real parts, as session 21's job progress test in tests/hub/test_red19_r5_body.py: JupyterHub (PyPI) +
+configurable-http-proxy (npm) and ``jupyter-sched serve`` as its external service on PostgreSQL, configured with
 ``c.SchedApp.executor = "kubernetes"`` and a kubeconfig file. The cluster is
 ``tests/kube/fake_apiserver.FakeKubernetes`` (no Kubernetes API server can run here): the service's
 official client creates each job's Secret and Job in it and watches them; the test plays the kubelet
