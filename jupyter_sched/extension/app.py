@@ -54,7 +54,7 @@ from .per_user_lines import BULK_WAITING_PER_USER, QUICK_WAITING_PER_USER, PerUs
 from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
 from .startup_checks import check_config, config_exit, say_started
-from .stopping import run_pooled
+from .stopping import run_pooled, say_what_stop_leaves
 from .terminal_shell import terminal_finds_jupyter_sched
 
 __all__ = ["API_PREFIX", "SchedApp"]
@@ -194,12 +194,12 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         if (timer := getattr(self, "_activity_timer", None)) is not None:
             timer.stop()
             self._activity_timer = None
-        hub = getattr(self, "event_hub", None)
-        if hub is None:
+        if (hub := getattr(self, "event_hub", None)) is None:
             return
         await hub.stop()
         if getattr(self, "_started", False):
             self._started = False
+            say_what_stop_leaves(self)  # which jobs keep running, which start only at the next start (newuser41 n3)
             self._host_entry.withdraw()
             await self.services.stop()
         self._threads_stopped = True  # jupyter_server shuts kernels down after its extensions: see off_loop

@@ -1,4 +1,5 @@
-"""Requests that meet the server while it stops: 503 ``stopping`` with a Retry-After, never a 500.
+"""Requests that meet the server while it stops: 503 ``stopping`` with a Retry-After, never a 500; and what the
+stop leaves running, said once in its log (:func:`say_what_stop_leaves`, newuser41 n3).
 
 jupyter_server stops its extensions before its HTTP server stops taking requests, and ours shuts its
 request, bulk and dry-run thread pools on the way out. A panel's poll that came in between reached a
@@ -12,13 +13,17 @@ handler asks :func:`refuse_if_stopping` first, and every hop onto a pool goes th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, TypeVar, cast
 
 from ..errors import SchedError, StoppingError, http_status_for
 
-__all__ = ["RETRY_AFTER_S", "refuse_if_stopping", "run_pooled", "stopping_error"]
+__all__ = ["RETRY_AFTER_S", "refuse_if_stopping", "run_pooled", "say_what_stop_leaves", "stop_leaves_text",
+           "stopping_error"]
+
+log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
@@ -99,3 +104,58 @@ def _refusal_returned(fn: Callable[[], R]) -> Callable[[], tuple[R | None, Sched
             refused.__context__ = refused.__cause__ = None
             return None, refused.with_traceback(None)
     return caught
+
+
+NAMED_AT_MOST = 5
+"""Jobs named in :func:`stop_leaves_text` for each kind; the rest counted (``and 3 more``)."""
+
+
+def _named(jobs: Sequence[dict[str, Any]]) -> str:
+    names = [str(job.get("name") or job.get("id")) for job in jobs[:NAMED_AT_MOST]]
+    more = len(jobs) - len(names)
+    return ", ".join(names) + (f" and {more} more" if more else "")
+
+
+def _jobs(count: int, what: str = "") -> str:
+    return f"{count} {what}{'job' if count == 1 else 'jobs'}"
+
+
+def stop_leaves_text(running: Sequence[dict[str, Any]], queued: Sequence[dict[str, Any]]) -> str:
+    """What a stopping server leaves of its jobs, in one sentence ("" when nothing): ``running`` (admitted or
+    running batch jobs and services) keep running — their wrappers (or pods) outlive the server — and are picked up
+    (re-adopted) when it starts again; ``queued`` ones start only then. Names, else ids, :data:`NAMED_AT_MOST` of
+    each. newuser41 n3: at Ctrl-C → y a newcomer could not tell whether it killed their training."""
+    said: list[str] = []
+    if running:
+        keep = "keeps" if len(running) == 1 else "keep"
+        said.append(f"{_jobs(len(running))} {keep} running ({_named(running)}) and "
+                    f"{'is' if len(running) == 1 else 'are'} picked up when jupyter lab starts again")
+    if queued:
+        start = "starts" if len(queued) == 1 else "start"
+        said.append(f"{_jobs(len(queued), 'queued ')} ({_named(queued)}) {start} only "
+                    + ("then" if running else "when jupyter lab starts again"))
+    return f"jupyter_sched: {'; '.join(said)}" if said else ""
+
+
+def say_what_stop_leaves(sched: Any) -> str:
+    """At the server's stop, before its engine stops: say :func:`stop_leaves_text` of its jobs at INFO on the app's
+    log (and return it). Said only where this server's engine schedules them — it leads the store (another server's engine on the
+    same store carries on), and is no hub server's client (the hub's service runs their jobs). Kernel leases are
+    not said: they end with their kernels, which the server shuts down. Never stops the stop: a store that cannot
+    answer now is logged, nothing said."""
+    services = getattr(sched, "services", None)
+    engine = getattr(services, "engine", None)
+    if services is None or getattr(sched, "hub_service_url", None) or not getattr(engine, "is_leader", False):
+        return ""
+    try:
+        live = [job for job in services.list_jobs(user=None, state="pending,admitted,running")
+                if job.get("kind") != "lease"]
+    except Exception as exc:  # the store may be gone already: the stop goes on
+        log.warning("jupyter_sched: could not say which jobs keep running after this stop: %s", exc)
+        return ""
+    live.sort(key=lambda job: str(job.get("submitted_at") or ""))
+    text = stop_leaves_text([job for job in live if job.get("state") != "pending"],
+                            [job for job in live if job.get("state") == "pending"])
+    if text:  # on the app's log: the package's module loggers say WARNINGs only (log_route)
+        (getattr(sched, "log", None) or log).info("%s", text)
+    return text
