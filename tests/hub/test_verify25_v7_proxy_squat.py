@@ -37,6 +37,7 @@ from jupyter_sched.client import connect
 from jupyter_sched.client.discovery import Connection
 from jupyter_sched.client.hub_token import CACHE_FILE, HubTokenError, scoped
 from jupyter_sched.errors import SchedError
+from jupyter_sched.hub.spawn_token import SERVICE_TOKEN_ENV
 from tests.accounts import Account
 
 from .hub_harness import Hub, _free_port, amy_and_eve, amy_and_eve_hub
@@ -299,3 +300,52 @@ def test_red25_r5_what_a_users_server_sends_the_scheduler_cannot_open_that_serve
     assert model["name"] == amy
     assert [s for s in model["scopes"] if s.startswith(("access:", "tokens", "admin", "servers"))] == \
         ["access:services!service=jupyter-sched"], model["scopes"]
+
+
+def _server_environ(user: str) -> dict[str, str]:
+    """The environment of ``user``'s single-user server process (what a terminal of it inherits)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+        if env.get("JUPYTERHUB_USER") == user and env.get("JUPYTERHUB_API_TOKEN") and "JUPYTERHUB_SERVICE_URL" in env:
+            return env
+    raise AssertionError(f"no server process of {user}")
+
+
+@pytest.mark.slow
+def test_verify26_v3_a_server_token_mints_nothing_and_the_scheduler_still_works(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """verify26 V3 on a real hub (tests/hub/test_verify26_v3_spawn_token.py says the rest), on this module's hub: the
+    test above left the service killed, so it starts again here first."""
+    amy = users["amy"].name
+    if hub.service is None:
+        hub.start_service()
+    hub.start_servers(amy)
+    env = _server_environ(amy)
+    own = env["JUPYTERHUB_API_TOKEN"]
+    # the server's own token may mint no token any more (201 before: the user's whole scopes, no expiry)
+    minted = hub.api("POST", f"users/{amy}/tokens", {}, token=own)
+    assert minted.status_code == 403, (minted.status_code, minted.text[:300])
+    narrowed = hub.api("POST", f"users/{amy}/tokens", {"scopes": [SCOPE]}, token=own)
+    assert narrowed.status_code == 403, (narrowed.status_code, narrowed.text[:300])
+    # the hub gave the server a scheduler-only token at spawn, with an expiry
+    spawned = env[SERVICE_TOKEN_ENV]
+    model = hub.api("GET", "user", token=spawned).json()
+    assert model["name"] == amy
+    assert [s for s in model["scopes"] if s.startswith(("access:", "tokens", "admin", "servers"))] == [SCOPE], model
+    tokens = hub.api("GET", f"users/{amy}/tokens").json()["api_tokens"]
+    ours = [t for t in tokens if t.get("note") == "jupyter-sched: server (default)"]
+    assert len(ours) == 1 and ours[0]["expires_at"], tokens
+    # and the scheduler works for amy: through her server (the forwarder) and from her terminal (the CLI)
+    mine = hub.token_for(amy)
+    answer = httpx.get(f"{hub.server_url(amy)}api/sched/jobs", headers={"Authorization": f"token {mine}"}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    done = subprocess.run([str(hub.venv / "bin" / "jupyter-sched"), "status"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert amy in done.stdout, done.stdout
