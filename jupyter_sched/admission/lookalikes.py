@@ -33,6 +33,12 @@ but not as what they are:
   that read as Latin ones) and small capitals (U+1D00…, NFKC-stable) are not caught: TR39's
   whole-script data is not in Python's database.
 
+* :func:`odd_dash` — a dash drawn as the ASCII hyphen-minus (U+2010 hyphen, U+2011 non-breaking hyphen, U+2012
+  figure dash, U+2013 en dash, U+2212 minus sign, U+FE63 small and U+FF0D fullwidth hyphen-minus, …:
+  :data:`HYPHEN_LOOKALIKES`) touching a letter or digit of the look-alike alphabets or an ASCII one —
+  the mixed-script rule for punctuation: ``a\u2010train`` reads as ``a-train`` and is another name (red41 R2).
+  A Japanese word's dashes, and a dash between spaces (``train \u2013 v2``), are kept.
+
 Each returns what a refusal names (the character, its place) or None; :func:`~.rules.visible_text`
 words the refusal. Names stored before these checks are read as they are: only new input is checked.
 """
@@ -41,8 +47,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["CONFUSABLE_SCRIPTS", "baseless_mark", "compatibility_letter", "mixed_word", "odd_space", "script_of",
-           "unassigned"]
+__all__ = ["CONFUSABLE_SCRIPTS", "HYPHEN_LOOKALIKES", "baseless_mark", "compatibility_letter", "mixed_word",
+           "odd_dash", "odd_space", "script_of", "unassigned"]
 
 CONFUSABLE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "GEORGIAN", "CHEROKEE", "COPTIC")
 """The alphabets whose letters stand in for each other (a Cyrillic a U+0430 or a Greek omicron U+03BF for a
@@ -112,4 +118,27 @@ def mixed_word(value: str) -> tuple[str, dict[str, list[str]]] | None:
         if len(scripts) > 1:
             return "".join(word), dict(sorted(scripts.items(), key=lambda item: -len(item[1])))
         word, scripts = [], {}
+    return None
+
+
+HYPHEN_LOOKALIKES = frozenset("\u02d7\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2043\u207b\u208b\u2212"
+                              "\u2796\ufe58\ufe63\uff0d")
+"""Characters drawn as (or nearly as) the ASCII hyphen-minus U+002D: modifier minus, Armenian hyphen, Hebrew maqaf,
+Canadian syllabics hyphen, Mongolian todo soft hyphen, hyphen, non-breaking hyphen, figure dash, en dash,
+hyphen bullet, superscript and subscript minus, minus sign, heavy minus, small em dash, small and fullwidth
+hyphen-minus. The em dash and longer ones (U+2014, U+2015) are drawn visibly longer and are kept."""
+
+
+def _latin_like(char: str) -> bool:
+    """An ASCII letter or digit, or a letter of :data:`CONFUSABLE_SCRIPTS`."""
+    return (char.isascii() and char.isalnum()) or script_of(char) is not None
+
+
+def odd_dash(value: str) -> int | None:
+    """Index of the first :data:`HYPHEN_LOOKALIKES` character with an ASCII letter or digit, or a letter of
+    :data:`CONFUSABLE_SCRIPTS`, right before or after it, or None."""
+    for i, char in enumerate(value):
+        if char in HYPHEN_LOOKALIKES and ((i > 0 and _latin_like(value[i - 1]))
+                                          or (i + 1 < len(value) and _latin_like(value[i + 1]))):
+            return i
     return None

@@ -37,7 +37,7 @@ from ..queues.limits import TimeLimitRule, over_max
 from ..quota import QuotaLedger
 from ..quota.ceiling import binding_ceiling, ceiling_exceeded, no_gpus_fix, unlisted_fix
 from .caller import Caller
-from .lookalikes import baseless_mark, compatibility_letter, mixed_word, odd_space, unassigned
+from .lookalikes import baseless_mark, compatibility_letter, mixed_word, odd_dash, odd_space, unassigned
 from .policy import team_allows
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "check_time_limit",
     "time_limit_refusal",
     "edge_spaces",
+    "id_name",
     "visible_text",
 ]
 
@@ -117,14 +118,16 @@ _ZERO_WIDTH_JOINER = "\u200d"
 """Invisible alone, but part of the emoji a person sees (woman + U+200D + microscope): said as such."""
 
 
-def visible_text(value: str, field: str, *, limit: int) -> None:
+def visible_text(value: str, field: str, *, limit: int, name: bool = False) -> None:
     """THE check of a user's text that other readers see (a job's name and team, a lease's
     notebook, team names in quotas and the config): at most ``limit`` characters, none of them
     invisible (:data:`INVISIBLE_CATEGORIES`, :data:`BIDI_CONTROLS`, :data:`DEFAULT_IGNORABLE_RANGES`,
     :data:`BLANK_LOOKING`), at most :data:`MAX_COMBINING_MARKS` combining marks on one character, and
     none drawn as what it is not (:func:`_lookalikes`: odd spaces, unassigned or private-use code
     points, marks with no letter under them, look-alike alphabets mixed in one word; red team 24, R2).
-    Only input is checked: names stored before a rule was added are read and shown as they are.
+    Only input is checked: names stored before a rule was added are read and shown as they are. ``name``: the
+    text is a name (of a job, lease, definition or team), where a hyphen's look-alike is refused too
+    (:func:`~.lookalikes.odd_dash`, red41 R2; prose — a drain reason, an environment value — keeps its dashes).
 
     Raises:
         ValidationError: naming ``field`` and the first such character.
@@ -150,7 +153,7 @@ def visible_text(value: str, field: str, *, limit: int) -> None:
                                   f"(at character {index + 1 - marks})", field=field,
                                   hint=f"use at most {MAX_COMBINING_MARKS} accents on a letter (they are drawn over "
                                        "the lines around it)")
-    _lookalikes(value, field)
+    _lookalikes(value, field, name=name)
 
 
 def _named(char: str) -> str:
@@ -159,7 +162,7 @@ def _named(char: str) -> str:
     return f"U+{ord(char):04X}" + (f" ({name.lower()})" if name else "")
 
 
-def _lookalikes(value: str, field: str) -> None:
+def _lookalikes(value: str, field: str, *, name: bool = False) -> None:
     """Refuse characters drawn as something they are not (red team 24, R2; :mod:`.lookalikes`): a space
     other than U+0020, an unassigned or private-use code point, a combining mark with no letter under
     it, a fullwidth/mathematical/ligature letter or digit (NFKC: verify 25, V5), letters of two look-alike
@@ -191,6 +194,12 @@ def _lookalikes(value: str, field: str) -> None:
                               hint=f"write {plain!r} itself: a fullwidth, mathematical, ligature, circled or "
                                    "Roman-numeral letter reads as the plain one, and the name then reads as "
                                    "another one")
+    if name and (at := odd_dash(value)) is not None:  # the mixed-script rule for a hyphen's look-alikes (red41 R2)
+        raise ValidationError(f"{field} contains {_named(value[at])} at character {at + 1}, drawn as the hyphen "
+                              f"'-'", field=field,
+                              hint=f"write the plain hyphen-minus '-' (U+002D), as in "
+                                   f"{value[:at][-20:] + '-' + value[at + 1:][:20]!r}: with this one the name reads "
+                                   "as that name and is another")
     if (mixed := mixed_word(value)) is not None:
         word, scripts = mixed  # the word's main alphabet first; the first letter of each other one named
         names = [s.title() for s in scripts]
@@ -212,7 +221,7 @@ def check_team_name(team: str, field: str) -> None:
     """
     if not team.strip():
         raise ValidationError(f"{field} is empty", field=field, hint="name the team, e.g. ml")
-    visible_text(team, field, limit=MAX_TEAM_CHARS)
+    visible_text(team, field, limit=MAX_TEAM_CHARS, name=True)
     edge_spaces(team, field)
 
 
@@ -230,15 +239,39 @@ def edge_spaces(value: str, field: str) -> None:
                               hint=f"write it without the space: {value.strip()!r}")
 
 
+def id_name(name: str, field: str = "name") -> None:
+    """Refuse a name every client would read as an id (:func:`~jupyter_sched.model.names.id_shaped`, red41 R2):
+    a job named ``j-…`` stood in the queue as another user's job id, and ``cancel`` by that name cancelled the
+    other job. Jobs, leases and definitions (their runs' names are theirs); names stored before are shown as
+    they are. ``details.reads_as`` says which id.
+
+    Raises:
+        ValidationError: naming ``field``, why and the fix.
+    """
+    from ..model.names import ID_PREFIXES, id_shaped
+
+    shaped = id_shaped(name)
+    if shaped is not None:
+        prefix, kind = shaped
+        starts = ", ".join(ID_PREFIXES)
+        rest = "".join(c for c in name.lower().split(prefix, 1)[-1] if c.isalnum() or c in "-_")[:20] or "1"
+        raise ValidationError(f"{field} {name[:60]!r} reads as a {kind} id: every client takes a name starting "
+                              f"{prefix} as one", field=field,
+                              hint=f"give a name that does not start with {starts[:-4]} or {starts[-2:]}, e.g. "
+                                   f"run-{rest}",
+                              details={"reads_as": f"{kind} id", "prefix": prefix})
+
+
 def check_text(spec: JobSpec) -> None:
     """Bounded strings of a request (rule 1 of the module docstring).
 
     Raises:
         ValidationError: naming the field (``team``, ``name``, ``env``, ``script``, ...).
     """
-    visible_text(spec.team, "team", limit=MAX_TEAM_CHARS)
-    visible_text(spec.name, "name", limit=200)
+    visible_text(spec.team, "team", limit=MAX_TEAM_CHARS, name=True)
+    visible_text(spec.name, "name", limit=200, name=True)
     edge_spaces(spec.name, "name")
+    id_name(spec.name)
     if spec.kernel_notebook is not None:  # shown in its owner's listings and reasons (new user 13, N16)
         visible_text(spec.kernel_notebook, "kernel_notebook", limit=MAX_PATH_CHARS)
     check_env(dict(spec.env), strict=True)  # every problem at once (new user 12, N2), as the request check

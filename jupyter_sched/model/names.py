@@ -3,7 +3,7 @@ them, and each CLI call is a new process)."""
 
 from __future__ import annotations
 
-__all__ = ["LEASE_NAMES", "default_lease_name", "kernel_named"]
+__all__ = ["ID_PREFIXES", "LEASE_NAMES", "default_lease_name", "id_shaped", "kernel_named"]
 
 
 LEASE_NAMES = ("notebook lease", "kernel lease", "lease")
@@ -26,3 +26,20 @@ def default_lease_name(kernel_id: str | None, kernel_notebook: str | None, *, re
 def kernel_named(name: str, kernel_id: str | None) -> bool:
     """``kernel-<first 8 characters of kernel_id>``: the name ``%gpu request`` gave before N11."""
     return bool(kernel_id) and name == f"kernel-{(kernel_id or '')[:8]}"
+
+
+ID_PREFIXES = {"j-": "job", "l-": "lease", "d-": "definition"}
+"""The id prefixes (``j-1m991jn1y-gm4ndp``) and the kind each names. Every client takes a reference that starts
+with ``j-`` or ``l-`` — in any case, with a listing's punctuation around it — as an id, never as a name (cli
+``_is_id``, client ``_wire``, services ``context``; ``d-`` the same for definitions)."""
+
+_EDGE = ":,;.'\"()[]<>` \t"
+"""What the clients strip from a reference's ends before reading it (cli ``_ID_EDGE_JUNK``, plus tabs)."""
+
+
+def id_shaped(name: str) -> tuple[str, str] | None:
+    """``(prefix, kind)`` when ``name`` reads as a job, lease or definition id to every client (red41 R2: a job
+    named ``j-…`` of another user's job is shown beside that id, and ``cancel <its name>`` cancels the other
+    job), else None. ``jx-1``, ``job-1``, ``my j-1`` are names."""
+    word = name.strip(_EDGE).lower()
+    return next(((p, kind) for p, kind in ID_PREFIXES.items() if word.startswith(p)), None)

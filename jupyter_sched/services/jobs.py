@@ -504,6 +504,7 @@ class JobsService:
         now = self.ctx.clock.now()
         job = Job(id=self.ctx.ids("l" if spec.kind is JobKind.LEASE else "j"), spec=spec, submitted_at=now)
         try:
+            self._refuse_id_name(caller, spec.name, request=what)
             self.ctx.admission.admit_job(caller, job, inventory=inv, quotas=quotas, now=now, request=what)
         except SchedError as err:  # the field as sent: "queue", not the job's "team" (new user 13, N2); a
             # profile's value said as the profile's (newuser38 n28)
@@ -1741,6 +1742,33 @@ class JobsService:
         return out
 
     # ---- update: hold, release, time limit, class, top (hubadmin25 B18) ------------------------
+    def _refuse_id_name(self, caller: Caller, name: str, *, request: str) -> None:
+        """A name every client reads as an id is refused (:func:`~..admission.rules.id_name`, red41 R2); when it is
+        the id of another user's unfinished job or lease, the refusal is audited as a hostile input against that
+        job (``details.hostile``, the record's job_id the job it named): whoever reads the queue by its name
+        columns would take the named job for the one being submitted."""
+        from ..admission.rules import id_name
+        from ..model.names import id_shaped
+
+        try:
+            id_name(name)
+        except ValidationError as err:
+            shaped = id_shaped(name)
+            named = name.strip().strip(":,;.'\"()[]<>` \t").lower()
+            victim = None
+            if shaped is not None and shaped[0] in ("j-", "l-") and len(named) <= 64:
+                with self.ctx.store.transaction(write=False) as tx:
+                    victim = tx.get_jobs([named]).get(named)
+            if victim is not None and victim.job.spec.user != caller.user and not victim.job.state.terminal:
+                record = ValidationError(f"{err.message}: the id of {victim.job.spec.user}'s unfinished "
+                                         f"{'lease' if victim.job.is_lease else 'job'} (hostile input)",
+                                         field=err.field, hint=err.hint,
+                                         details={**err.details, "hostile": True, "named_job": named,
+                                                  "named_job_owner": victim.job.spec.user})
+                self.ctx.admission.record_refusal(caller, record, request=request, job_id=named)
+                err.audited = True  # the caller's answer is the plain refusal: no word of whose job it is
+            self.ctx.admission.refuse(caller, err, request=request)
+
     def update(self, caller: Caller, job_id: str, request: UpdateJobRequest) -> JobView:
         """``PATCH jobs/{id}``: see :mod:`.job_update` for who may change what. All the fields asked change
         or none; each change is one audit row; the engine is asked for a full cycle at once. The answer is

@@ -25,7 +25,7 @@ def test_s22_hubadmin22_h8_a_removed_users_held_job_names_the_act(tmp_path: Path
                            executor=LocalExecutor(tmp_path / "jobs"), clock=ManualClock(NOW), cycle_interval_s=0.0)
     svc.services.set_held_users(lambda: {"ha22d": REMOVED_WHY})
     try:
-        job_id = svc.submit({"gpus": 1, "command": ["true"], "name": "d-urgent"}, user="ha22d")["id"]
+        job_id = svc.submit({"gpus": 1, "command": ["true"], "name": "urgent"}, user="ha22d")["id"]
         for _ in range(3):
             svc.tick()
         job = svc.get_job(job_id, user="ha22d")

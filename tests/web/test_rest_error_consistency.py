@@ -91,3 +91,20 @@ def test_hints_say_what_the_field_takes(ann: httpx.Client) -> None:
     assert "did you mean 'time_limit'" in job_timeout["hint"] or "time_limit" in job_timeout["hint"], job_timeout
     two = error(ann.post("jobs", json={"gpus": "two", "command": ["true"]}), 400)
     assert two["field"] == "gpus" and "fraction below 1 such as 0.5" in two["hint"]
+
+
+def test_red41_r2_a_name_that_reads_as_an_id_is_a_400_naming_name_on_jobs_leases_and_definitions(
+        ann: httpx.Client) -> None:
+    """Red team 41, R2 through REST: a job, lease or definition named like an id (``j-…``, ``l-…``, ``d-…``) — every
+    client reads such a reference as an id — is a 400 naming ``name``, why and the fix; nothing is stored."""
+    before = ann.get("jobs").json()
+    for route, body, kind in (("jobs", {"gpus": 0, "command": ["true"], "name": "j-1m991jn1y-gm4ndp"}, "job"),
+                              ("leases", {"gpus": 0.5, "name": "L-1"}, "lease"),
+                              ("definitions", {"name": "d-nightly", "script": "nightly.py", "gpus": 0,
+                                               "schedule": "0 7 * * *"}, "definition")):
+        refused = error(ann.post(route, json=body), 400)
+        assert refused["field"] == "name" and f"reads as a {kind} id" in refused["message"], refused
+        assert "does not start with j-, l- or d-" in refused["hint"], refused
+    dash = error(ann.post("jobs", json={"gpus": 0, "command": ["true"], "name": "a\u2010train"}), 400)
+    assert dash["field"] == "name" and "U+2010 (hyphen)" in dash["message"], dash
+    assert ann.get("jobs").json() == before
