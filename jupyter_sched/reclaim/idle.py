@@ -21,7 +21,10 @@ Steps for each running job or lease (DESIGN.md "Idle reclamation"; cases 008 and
      more, then the normal rule (red team 17, R8: neither is *busy*). HTTP/websocket traffic is never
      looked at (jupyterhub#1498, case 012). A kernel whose state is not known (none reported;
      in hub mode a stale report or an older user server) is said to be *unknown* in the reason,
-     never *busy* (red team 15, R6).
+     never *busy* (red team 15, R6). On a hub the whole report (state and ``last_activity``) is
+     its user's word (red41 R3): with a bound set, the period is the GPUs' own idle run, a said
+     activity only lengthens its limit, and never past ``busy_kernel_window_s`` — whatever the
+     reports say or however they alternate.
 
 2. **Ladder** — with ``deadline = idle_since + paused + limit + grace_s`` (pushed back by a
    keepalive): ``warn`` at ``deadline - grace_s - warning_s``; ``reclaim`` at the deadline, but
@@ -143,6 +146,10 @@ class IdleVerdict:
             is still active work (hub activity, :mod:`jupyter_sched.hub.activity`).
         kernel_source: who said ``kernel_state`` (:attr:`KernelActivity.source`); "" when not said.
         threshold_pct: the idle threshold the verdict used, % (the evidence's numbers).
+        kernel_active_at: the kernel's said last activity where the user's word decides (hub: a
+            user server's report, red41 R3): under ``kernel_and_gpu`` it moved the deadline past the
+            GPUs' own idle start — a later one than the warning's clears the warning (activity
+            resumed); under ``gpu_busy_kernel`` it is what the bound overrode (the evidence says it).
     """
 
     idle: bool
@@ -157,6 +164,7 @@ class IdleVerdict:
     kernel_state: str = ""
     kernel_source: str = ""
     threshold_pct: float = 0.0
+    kernel_active_at: datetime | None = None
 
 
 class IdleArbiter(Protocol):
@@ -350,7 +358,9 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
         :class:`IdleVerdict`. For a lease with an idle kernel: rule ``kernel_and_gpu``,
         ``idle_since = max(GPU idle since, kernel last activity)``, limit ``window_s``, reason
         ``kernel idle and GPU < 5 % for 120 min``. For a lease with a busy kernel: rule
-        ``gpu_busy_kernel`` with ``busy_kernel_window_s``; with no kernel: rule ``gpu_no_kernel``
+        ``gpu_busy_kernel`` with ``busy_kernel_window_s``; on a hub (a user server's report, red41 R3)
+        an idle kernel's verdict starts at the GPUs' idle start with limit ``window_s`` past the said
+        activity, or ``gpu_busy_kernel`` once that would pass the bound; with no kernel: rule ``gpu_no_kernel``
         (``window_s``); an unknown/starting one: rule ``kernel_unknown`` (``window_s`` plus
         :data:`KERNEL_STATE_BOUND_S`), both with ``lease_mode``. For batch jobs: rule ``gpu``; for
         inference services: rule ``service`` (mode ``service_mode``, notify by default: a
@@ -379,8 +389,16 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
                            reason=f"{_gpu_reason(run, policy, policy.window_s)}, no kernel is bound to this lease",
                            open_start=run.open_start, devices=keys, paused_s=run.paused_s, kernel_state="none")
     state = "unknown" if kernel is None else kernel.execution_state
+    bound = policy.busy_kernel_window_s
+    # Red41 R3: on a hub the whole report (state AND last_activity) is its user's word; the GPUs idle
+    # for ``bound`` reclaim whatever it says, and the period stays the GPUs' own (run.since), so no
+    # alternation of reports restarts the ladder.
+    users_word = kernel is not None and kernel.source == USER_SERVER_REPORT and bound is not None
     if kernel is not None and state == "idle":
-        since = run.since if kernel.last_activity is None else max(run.since, kernel.last_activity)
+        active = None if kernel.last_activity is None else min(kernel.last_activity, now)
+        since = run.since if active is None else max(run.since, active)
+        if users_word and bound is not None:
+            return _users_idle_word(run, policy, bound, kernel, since, active, keys)
         return IdleVerdict(idle=True, idle_since=since, limit_s=policy.window_s, rule="kernel_and_gpu",
                            mode=policy.lease_mode,
                            reason=f"kernel idle and GPU < {thr} for {_minutes(policy.window_s)}",
@@ -391,6 +409,8 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
         # Red team 17, R8: unknown, starting (or dead, restarting) is not busy: the normal rule, given
         # KERNEL_STATE_BOUND_S more for the state to be reported, and said as what is known.
         limit = policy.window_s + min(KERNEL_STATE_BOUND_S, policy.window_s)
+        if users_word and bound is not None:
+            limit = min(limit, bound)  # "starting" from a user's server is its user's word too (red41 R3)
         return IdleVerdict(idle=True, idle_since=run.since, limit_s=limit, rule="kernel_unknown",
                            mode=policy.lease_mode,
                            reason=f"GPU < {thr} for {_minutes(limit)}, {_not_known(said, state)}",
@@ -403,6 +423,27 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
                               f"({KERNEL_KEPT})", open_start=run.open_start,
                        devices=keys, paused_s=run.paused_s, kernel_state=state,
                        kernel_source=kernel.source if kernel is not None else "", threshold_pct=policy.threshold_pct)
+
+
+def _users_idle_word(run: _Run, policy: IdlePolicy, bound: float, kernel: KernelActivity, since: datetime,
+                     active: datetime | None, keys: tuple[DeviceKey, ...]) -> IdleVerdict:
+    """A hub lease whose kernel is reported idle (red41 R3): reclaimed ``window_s`` after the said last
+    activity, but never later than ``bound`` after the GPUs' own idle start — the period is the GPUs'
+    (``idle_since = run.since``), the said activity only lengthens its limit, up to the bound."""
+    thr = f"{policy.threshold_pct:g} %"
+    start = since if run.since is None else run.since  # set: an idle verdict has a run
+    base = IdleVerdict(idle=True, idle_since=start, open_start=run.open_start, devices=keys,
+                       paused_s=run.paused_s, kernel_state="idle", kernel_source=kernel.source,
+                       threshold_pct=policy.threshold_pct)
+    extra = (since - start).total_seconds()
+    if extra + policy.window_s < bound:
+        return replace(base, limit_s=policy.window_s + extra, rule="kernel_and_gpu", mode=policy.lease_mode,
+                       reason=f"kernel idle and GPU < {thr} for {_minutes(policy.window_s)}",
+                       kernel_active_at=since if extra > 0 else None)
+    said = "kernel is idle" + ("" if active is None else f", active at {clock_text(active, None, seconds=True)}")
+    return replace(base, limit_s=bound, rule="gpu_busy_kernel", mode=policy.busy_kernel_mode,
+                   reason=f"GPU < {thr} for {_minutes(bound)} while the {said} ({kernel.source}; {KERNEL_KEPT})",
+                   kernel_active_at=active)
 
 
 KERNEL_KEPT = "the kernel keeps running"
@@ -455,27 +496,29 @@ def _evidence(samples: Sequence[GpuSample], verdict: IdleVerdict, now: datetime,
     if verdict.rule == "gpu_busy_kernel" and verdict.idle_since is not None:
         out["kernel"] = busy_kernel_evidence(samples, since=verdict.idle_since, now=now,
                                              threshold_pct=verdict.threshold_pct, state=verdict.kernel_state,
-                                             source=verdict.kernel_source)
+                                             source=verdict.kernel_source, active_at=verdict.kernel_active_at)
     return out
 
 
 def busy_kernel_evidence(samples: Sequence[GpuSample], *, since: datetime, now: datetime, threshold_pct: float,
-                         state: str, source: str) -> dict[str, Any]:
+                         state: str, source: str, active_at: datetime | None = None) -> dict[str, Any]:
     """What a busy-kernel step rests on (red39 R8): the kernel's *said* state, who said it, and the
     GPUs' own valid samples of the period — the one evidence its user cannot forge. ``summary``: ``kernel
     reported busy while its GPUs were idle for 4h00m (its user's server's report; valid samples: 240,
-    all < 5 %, max 0.4 %; 3 blank or suspect left out)``. Pure; JSON-able."""
+    all < 5 %, max 0.4 %; 3 blank or suspect left out)``; a kernel said idle with fresh activity (red41 R3):
+    ``kernel reported idle, active at Dec 7 20:49:10 UTC, while …`` and ``last_activity_said``. Pure; JSON-able."""
     period = [s for s in samples if since <= s.timestamp <= now]
     valid = [s for s in period if s.validity is Validity.VALID and s.activity_pct is not None]
     peak = max((s.activity_pct or 0.0 for s in valid), default=0.0)
     left = len(period) - len(valid)
     said = f"{source}; " if source else ""
-    summary = (f"kernel reported {state or 'busy'} while its GPUs were idle for "
+    active = "" if active_at is None else f", active at {clock_text(active_at, None, seconds=True)},"
+    summary = (f"kernel reported {state or 'busy'}{active} while its GPUs were idle for "
                f"{format_duration((now - since).total_seconds())} ({said}valid samples: {len(valid)}, all < "
                f"{threshold_pct:g} %, max {peak:.1f} %" + (f"; {left} blank or suspect left out)" if left else ")"))
     return {"state": state, "source": source, "busy_since_at_most": to_iso(since), "valid_samples": len(valid),
             "left_out_samples": left, "max_activity_pct": round(peak, 2), "threshold_pct": threshold_pct,
-            "summary": summary}
+            "last_activity_said": to_iso(active_at), "summary": summary}
 
 
 def window_evidence(samples: Sequence[GpuSample], *, rule: str, idle_since: datetime | None, now: datetime,
@@ -535,12 +578,19 @@ def ladder_step(*, job: Job, verdict: IdleVerdict, ladder: LadderState, policy: 
         return IdleAction(job_id=job.id, stage="clear", reason="a new idle period began", gpu_uuids=uuids)
     if tracking and ladder.reclaimed_at is not None:
         return None
+    if (tracking and ladder.warned_at is not None and verdict.rule == "kernel_and_gpu"
+            and verdict.kernel_active_at is not None and verdict.kernel_active_at > ladder.warned_at):
+        # a hub kernel ran after the warning (red41 R3: the period stays the GPUs', its limit grew): a new warning
+        return IdleAction(job_id=job.id, stage="clear", gpu_uuids=uuids,
+                          reason=f"active again: the kernel ran at "
+                                 f"{clock_text(verdict.kernel_active_at, None, seconds=True)}")
     notice = timedelta(seconds=policy.warning_s + policy.grace_s)
     if ladder.warned_at is None:
         if now < warn_at:
             return None
         deadline = max(deadline, now + notice)
-        limit = limit_text(verdict.limit_s, policy.grace_s)
+        # kernel_and_gpu counts window_s from the kernel's last activity (a hub's limit_s runs from the GPUs')
+        limit = limit_text(policy.window_s if verdict.rule == "kernel_and_gpu" else verdict.limit_s, policy.grace_s)
         return IdleAction(job_id=job.id, stage="warn", action=verdict.mode.value, deadline=deadline, idle_since=since,
                           gpu_uuids=uuids, reason=f"{verdict.reason}: GPUs will be {_verb(verdict.mode)} at "
                                                   # kept in the audit: the date and the seconds, by the one
