@@ -58,9 +58,10 @@ def save_executed_notebook(client: Any, args: argparse.Namespace, io: Streams) -
         print(f"{PROG} logs: {said}{target} already exists and holds something else; not overwritten — remove it "
               "or name another file with -o FILE [usage_error]", file=io.err)
         return EXIT_USAGE
-    except OSError as exc:
-        print(f"{PROG} logs: -o: cannot write {target}: {exc.strerror or exc} — name another file with -o FILE "
-              "[usage_error]", file=io.err)
+    except OSError as exc:  # newuser41 N4: "-o:" blamed for a name the tool chose
+        said = "-o: " if args.output is not None else ""
+        print(f"{PROG} logs: {said}cannot write {os.path.abspath(target)}: {exc.strerror or exc} — name another "
+              "file with -o FILE (- prints it) [usage_error]", file=io.err)
         return EXIT_USAGE
     print(f"{job_id}'s executed notebook saved to {os.path.abspath(target)} — open it in Jupyter (or the panel: "
           "My work → the job → Open notebook)", file=io.out)

@@ -869,11 +869,17 @@ class DefinitionsService:
         record, fd = self._open_executed(caller, job_id)
         name = executed_copy_name(record.job.spec.notebook, job_id)  # the panel's and the CLI's name (newuser40 N1)
         folder = Path(self.settings.open_dir)  # the name says whose run it is: one folder, as the panel's
-        (Path(root) / folder).mkdir(parents=True, exist_ok=True)
         with os.fdopen(fd, "rb") as source:
             data = source.read()
-        # never over a copy of the user's: an edited one is kept, this one goes beside it (new user 22, N13's kind)
-        target = copy_without_overwrite(Path(root) / folder, name, data)
+        try:
+            (Path(root) / folder).mkdir(parents=True, exist_ok=True)
+            # never over a copy of the user's: an edited one is kept, this one goes beside it (new user 22, N13's kind)
+            target = copy_without_overwrite(Path(root) / folder, name, data)
+        except OSError as exc:  # newuser41 N4: a 500 and a traceback, never a word of which file
+            raise ConflictError(f"cannot write {(folder / name).as_posix()} in the server's root: "
+                                f"{exc.strerror or exc}", field="job_id",
+                                hint="download it instead (GET jobs/{id}/notebook?download=true), or free or "
+                                     f"make writable the folder {folder.as_posix()}") from None
         return OpenExecutedNotebookResponse(path=(folder / target.name).as_posix(), job_id=job_id)
 
     def sweep_executed_notebooks(self, *, now: float | None = None) -> int:

@@ -14,9 +14,41 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-__all__ = ["executed_copy_name", "executed_notebook_hint", "has_executed_notebook"]
+__all__ = ["NAME_BUDGET_BYTES", "executed_copy_name", "executed_notebook_hint", "fit_name_bytes",
+           "has_executed_notebook"]
 
 _UNSAFE = re.compile(r'[\x00-\x1f\x7f"\\/:*?<>|]')
+
+NAME_MAX_BYTES = 255
+"""A file name's limit on Linux, macOS and Windows file systems (NAME_MAX), in bytes of its UTF-8 form."""
+
+NAME_BUDGET_BYTES = NAME_MAX_BYTES - len("-50")
+"""The most bytes a derived name has: room is left for the ``-2`` … ``-50`` that
+:func:`~..services.executed_copy.copy_without_overwrite` puts before a taken name's suffix."""
+
+_ELLIPSIS = "\u2026"
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def fit_name_bytes(stem: str, tail: str, budget: int = NAME_BUDGET_BYTES) -> str:
+    """``stem + tail`` when it fits ``budget`` bytes (UTF-8), else ``stem`` cut on a character boundary and
+    marked ``…`` so that it does, ``tail`` (what keeps the name unique, e.g. `` (executed j-….ipynb``) always
+    whole (newuser41 N4: a legal 226-byte notebook name + its tail passed NAME_MAX, and the CLI, the panel's
+    Open and the server could not write the copy). The panel's ``fitNameBytes`` (labextension/src/executed.ts)
+    cuts the same way (the shared table, labextension/test/executed_names.json)."""
+    if _utf8_len(stem) + _utf8_len(tail) <= budget:
+        return stem + tail
+    room = budget - _utf8_len(tail) - _utf8_len(_ELLIPSIS)
+    kept: list[str] = []
+    for char in stem:
+        room -= _utf8_len(char)
+        if room < 0:
+            break
+        kept.append(char)
+    return "".join(kept).rstrip() + _ELLIPSIS + tail
 
 
 def executed_copy_name(notebook: str | None, job_id: str) -> str:
@@ -25,14 +57,15 @@ def executed_copy_name(notebook: str | None, job_id: str) -> str:
     ``fail (executed j-…).ipynb`` for a run of ``fail.ipynb``, so that it reads as the run's copy, never as the
     user's own notebook, and one run is always one name (newuser40 N1: the panel wrote ``fail.ipynb``,
     ``fail-2.ipynb``, … and the CLI ``fail-j-….ipynb``). Characters a file name or a download header cannot
-    carry become ``_``; a name that is only dots or empty reads ``notebook``. The panel's
+    carry become ``_``; a name that is only dots or empty reads ``notebook``; a long one is cut (by bytes, on a
+    character boundary, the tail kept whole: :func:`fit_name_bytes`) so the name fits NAME_MAX. The panel's
     ``executedCopyName`` (labextension/src/executed.ts) follows the same rule, checked against one table
     (labextension/test/executed_names.json)."""
     stem = _UNSAFE.sub("_", PurePosixPath(str(notebook or "").replace("\\", "/")).name)
     if stem.lower().endswith(".ipynb"):
         stem = stem[: -len(".ipynb")]
     stem = stem.strip().lstrip(".").strip() or "notebook"
-    return f"{stem} (executed {_UNSAFE.sub('_', job_id)}).ipynb"
+    return fit_name_bytes(stem, f" (executed {_UNSAFE.sub('_', job_id)}).ipynb")
 
 
 def has_executed_notebook(job: Mapping[str, Any]) -> bool:

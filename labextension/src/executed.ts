@@ -38,6 +38,34 @@ export function executedDownloadUrl(jobId: string): string {
   return URLExt.join(PageConfig.getBaseUrl(), 'api/sched/jobs', encodeURIComponent(jobId), 'notebook') + '?download=true';
 }
 
+/** A file name's limit (NAME_MAX, bytes of UTF-8) less room for the server's `-2` … `-50` of a taken name. */
+export const NAME_BUDGET_BYTES = 255 - '-50'.length;
+
+const utf8 = new TextEncoder();
+
+/**
+ * `stem + tail` when it fits `budget` bytes of UTF-8, else `stem` cut on a character boundary and marked `…`
+ * so that it does, `tail` (what keeps the name unique) always whole — the server's `fit_name_bytes`
+ * (jupyter_sched/wording/executed.py; newuser41 N4: a legal 226-byte notebook name + its tail passed NAME_MAX
+ * and the contents API answered 500).
+ */
+export function fitNameBytes(stem: string, tail: string, budget: number = NAME_BUDGET_BYTES): string {
+  const size = (text: string): number => utf8.encode(text).length;
+  if (size(stem) + size(tail) <= budget) {
+    return stem + tail;
+  }
+  let room = budget - size(tail) - size('\u2026');
+  let kept = '';
+  for (const char of stem) {
+    room -= size(char);
+    if (room < 0) {
+      break;
+    }
+    kept += char;
+  }
+  return `${kept.trimEnd()}\u2026${tail}`;
+}
+
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /[\x00-\x1f\x7f"\\/:*?<>|]/g;
 
@@ -55,7 +83,7 @@ export function executedCopyName(notebook: string | null | undefined, jobId: str
     stem = stem.slice(0, -'.ipynb'.length);
   }
   stem = stem.trim().replace(/^\.+/, '').trim() || 'notebook';
-  return `${stem} (executed ${jobId.replace(UNSAFE, '_')}).ipynb`;
+  return fitNameBytes(stem, ` (executed ${jobId.replace(UNSAFE, '_')}).ipynb`);
 }
 
 /** Where "Open notebook" puts job `jobId`'s executed notebook: `scheduled-runs/<executedCopyName>`. */
