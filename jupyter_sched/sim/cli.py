@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
@@ -48,16 +49,43 @@ OFFLINE_EXIT_STATUS = ("Exit status: 0 done; 2 bad input (an option, or a scenar
 """``simulate``'s and ``fetch-traces``' exit statuses, in their --help as every subcommand's (newuser40 n1)."""
 
 
+SHIPPED_SCENARIO = "benchmarks/scenarios/idle_leases.yaml"
+"""The scenario the repository ships (a working day of idle leases on 16 GPUs), named in --help."""
+
+SIMULATE_DESCRIPTION = textwrap.fill(
+    "Replay a workload through the real scheduling core offline, in simulated time (no server, no GPU): "
+    "a scenario YAML file of your own, last quarter's jobs, or a public trace. It prints a summary "
+    "(jobs finished, reclaimed, waiting; waits and utilization) and, with --out, writes CSV files and "
+    "HTML figures. A scenario is YAML: name, cluster {nodes, gpus_per_node, model}, optional "
+    "profile/quotas/idle/tick/horizon, and jobs [{name, user, team, kind, gpus, submit, runtime, "
+    "time_limit, activity}] (the full format: jupyter_sched/sim/scenario.py).", 100)
+"""``simulate --help``'s description: what it does and the scenario format in one sentence (newuser41 n7)."""
+
+SIMULATE_EPILOG = (
+    "examples:\n"
+    f"  jupyter-sched simulate {SHIPPED_SCENARIO} --out sim/\n"
+    "      the scenario this repository ships (run from the checkout): a day of idle leases on 16 GPUs\n"
+    "  jupyter-sched usage --as-scenario --quarter 2026Q4 > q4.yaml\n"
+    "  jupyter-sched simulate q4.yaml --quotas proposed.yaml\n"
+    "      last quarter's jobs replayed under a proposed quota line\n"
+    "  jupyter-sched fetch-traces --dest DIR --only openb\n"
+    "  JUPYTER_SCHED_DATA=DIR jupyter-sched simulate --openb default --policy FGD\n"
+    "      a public trace: download it once, then name its folder\n\n" + textwrap.fill(OFFLINE_EXIT_STATUS, 100))
+"""``simulate --help``'s examples (each a command that runs as written) and exit statuses."""
+
+
 def build_parser(prog: str = "jupyter-sched") -> argparse.ArgumentParser:
     """Parser with the ``simulate`` and ``fetch-traces`` subcommands."""
     parser = _Parser(prog=prog, description="Trace-driven simulation of the scheduler.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     sim = sub.add_parser("simulate", help="replay a scenario or a public trace through the scheduler",
-                         epilog=OFFLINE_EXIT_STATUS)
+                         description=SIMULATE_DESCRIPTION, epilog=SIMULATE_EPILOG,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     src = sim.add_mutually_exclusive_group(required=True)
     src.add_argument("scenario", nargs="?", help="scenario YAML file")
-    src.add_argument("--openb", metavar="WORKLOAD", help="openb pod list (e.g. default, gpushare40)")
+    src.add_argument("--openb", metavar="WORKLOAD", help="openb pod list (e.g. default, gpushare40), read from the folder "
+                          "JUPYTER_SCHED_DATA names (jupyter-sched fetch-traces --dest DIR fills one)")
     src.add_argument("--tiresias", metavar="SPEC", help="Tiresias cluster spec (e.g. n32g4)")
     sim.add_argument("--policy", default="FGD",
                      help="placement policy for --openb: the paper's Random, DotProduct, GpuClustering, GpuPacking, "

@@ -62,9 +62,16 @@ def data_dir() -> Path:
     for root in tried:
         if root.is_dir():
             return root
+    unset = "" if os.environ.get(_ENV) else f", and {_ENV} is not set"
     raise NotFoundError(
-        "trace data folder not found (looked in " + ", ".join(str(p) for p in tried) + ")",
-        field=_ENV, hint="run `jupyter-sched fetch-traces --dest DIR` and set JUPYTER_SCHED_DATA=DIR")
+        "trace data folder not found (looked in " + ", ".join(str(p) for p in tried) + f"){unset}",
+        field=_ENV, hint=FETCH_HINT)
+
+
+FETCH_HINT = ("download the traces once: `jupyter-sched fetch-traces --dest DIR --only openb,tiresias`, then "
+              "name that folder: `JUPYTER_SCHED_DATA=DIR jupyter-sched simulate --openb default`")
+"""How to get trace data, said where none is found: a folder of the reader's choosing, named by
+JUPYTER_SCHED_DATA — never the checkout's ``../shared``, which a newcomer never made (newuser41 n7)."""
 
 
 def candidate_dirs() -> list[Path]:
