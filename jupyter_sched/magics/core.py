@@ -626,13 +626,14 @@ class SchedMagics(Magics):
             try:
                 lease = client.request_lease(body, wait_s=first_wait_s)
             except ValidationError as exc:
-                if exc.field not in ("parent_job_id", "released_at_exit"):
+                if exc.field not in ("parent_job_id", "released_at_exit", "asking_process"):
                     raise
                 # parent_job_id: a job of another scheduler (its id in our environment), which this one
-                # cannot end the lease with; released_at_exit: a server older than new user 16's N1 fix.
+                # cannot end the lease with; released_at_exit / asking_process: a server older than new user 16's
+                # N1 fix / newuser41's N1 fix.
                 # Either way the at-exit release below still gives the GPUs back
-                lease = client.request_lease({k: v for k, v in body.items() if k != exc.field},
-                                             wait_s=first_wait_s)
+                drop = {exc.field, "asking_process"} if exc.field == "released_at_exit" else {exc.field}
+                lease = client.request_lease({k: v for k, v in body.items() if k not in drop}, wait_s=first_wait_s)
         except SchedError as err:
             if remembered and not self._gpu_inventory(cmd, fresh=True):  # the GPUs went away meanwhile
                 return

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ..asking_process import asking_process
 from ..cli.aliases import OneSetting
 from ..cli.commands import env_pair, number_or_text
 from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, PARAMETERS_RULE, parse_parameter_words
@@ -1017,7 +1018,8 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
     lease blocks can say which notebook's ``%gpu release`` frees it), the job whose kernel this is
     (``parent_job_id``, from ``JUPYTER_SCHED_JOB_ID`` in a job's environment: the lease then ends
     with that job, even one killed by SIGKILL); without a kernel id, ``released_at_exit`` (the
-    magic gives the lease back at the kernel's exit: new user 16, N1). No default name: the server names it ``notebook
+    magic gives the lease back at the kernel's exit: new user 16, N1) with ``asking_process`` (this
+    process, which a server on this host watches: newuser41 N1). No default name: the server names it ``notebook
     lease`` (new user 10, N11: ``kernel-<first 8 hex of the id>`` showed part of the kernel id in
     the shared queue); its owner's listings say which notebook (``wording.jobs.work_name``)."""
     body = _resource_fields(options)
@@ -1027,6 +1029,8 @@ def lease_body(options: JobOptions, *, kernel_id: str | None, notebook: str | No
         body["kernel_id"] = kernel_id
     else:  # a kernel the server did not start: the magic releases it at exit (new user 16, N1)
         body["released_at_exit"] = True
+        if (asker := asking_process()) is not None:  # and a server on this host sees it killed (newuser41 N1)
+            body["asking_process"] = asker
     if kernel_id and notebook:
         body["kernel_notebook"] = notebook
     return body  # no name unless given: the server's default says what it is, not part of the kernel id (N11)

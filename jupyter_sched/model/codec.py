@@ -96,6 +96,9 @@ def spec_to_dict(s: JobSpec) -> dict[str, Any]:
     }
     if s.released_at_exit:
         out["released_at_exit"] = True
+    if s.asking_process is not None:  # newuser41 N1: who asked, checked on its own host
+        pid, started, host = s.asking_process
+        out["asking_process"] = {"pid": pid, "started": started, "host": host}
     if s.time_limit_source is not None:  # a limit its queue gave (newuser28 N8): only where set
         out["time_limit_source"] = s.time_limit_source
     if s.no_preempt:  # a request that never evicts (newuser36 N6): only where set
@@ -118,6 +121,7 @@ def spec_from_dict(d: Mapping[str, Any]) -> JobSpec:
         definition_id=d.get("definition_id"), unlimited=bool(d.get("unlimited", False)),
         source=d.get("source"), notebook_json=d.get("notebook_json"), kernel_notebook=d.get("kernel_notebook"),
         parent_job_id=d.get("parent_job_id"), released_at_exit=bool(d.get("released_at_exit", False)),
+        asking_process=_asking_from(d.get("asking_process")),
         time_limit_source=d.get("time_limit_source"), no_preempt=bool(d.get("no_preempt", False)),
         not_kept={str(k): int(v) for k, v in (d.get("not_kept") or {}).items()},
     )
@@ -391,3 +395,13 @@ def team_policy_from_dict(d: Mapping[str, Any]) -> TeamPolicy:
     return TeamPolicy(team=d["team"], weight=float(d.get("weight", 1.0)),
                       allowed_priorities=tuple(d.get("allowed_priorities", ("normal", "low"))),
                       members=tuple(d.get("members", ())), reclaim=d.get("reclaim"))
+
+
+def _asking_from(value: Any) -> tuple[int, int, str] | None:
+    """A stored ``asking_process`` as the spec keeps it (None: absent or not the stored shape)."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return int(value["pid"]), int(value["started"]), str(value["host"])
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -272,6 +272,9 @@ class JobSpec:
             --execute``, nbclient, papermill, VS Code — whose ``%gpu request`` registers the
             release at exit and on SIGTERM). Held by a live kernel, not "for no kernel" (new user
             16, N1). Private like ``kernel_id``: its owner and admins see it.
+        asking_process: for a ``released_at_exit`` lease, ``(pid, start ticks, host)`` of the process that
+            asked (:mod:`jupyter_sched.asking_process`): a service on that same host ends the lease once
+            that process is gone without releasing it (killed: newuser41 N1). The asker's word.
         profile: name of the admin-defined template this spec was built from.
         checkpointable: the job handles SIGUSR1 by checkpointing; it may be preempted/moved cheaply.
         parameters: values for a notebook's ``parameters`` cell (papermill's convention) or a
@@ -320,6 +323,7 @@ class JobSpec:
     kernel_notebook: str | None = None
     parent_job_id: str | None = None
     released_at_exit: bool = False
+    asking_process: tuple[int, int, str] | None = None
     time_limit_source: str | None = None
     not_kept: Mapping[str, int] = field(default_factory=dict)
     no_preempt: bool = False

@@ -37,7 +37,7 @@ _KNOWN_FIELDS = frozenset({
     "memory_mib", "workers", "node_selector", "tolerations", "time_limit", "time_limit_s",
     "command", "script", "notebook", "working_dir", "env", "image", "port", "kernel_id",
     "profile", "checkpointable", "resources", "args", "parameters", "groups", "source", "notebook_json",
-    "kernel_notebook", "parent_job_id", "released_at_exit", "no_preempt",
+    "kernel_notebook", "parent_job_id", "released_at_exit", "asking_process", "no_preempt",
 })
 MAX_PATH_CHARS = 4096
 """Longest path a request may name for ``kernel_notebook`` (Linux's PATH_MAX)."""
@@ -756,6 +756,7 @@ def spec_from_request(
         profile=profile_name, checkpointable=checkpointable, unlimited=unlimited, source=source,
         notebook_json=notebook_json, kernel_notebook=kernel_notebook,
         parent_job_id=_parent_job_id(merged, kind), released_at_exit=released_at_exit,
+        asking_process=asking_process_of(merged.get("asking_process"), released_at_exit),
         parameters=_parameters(merged.get("parameters"), notebook=notebook, script=script), no_preempt=no_preempt,
     )
 
@@ -910,6 +911,38 @@ def _released_at_exit(body: Mapping[str, Any], kind: JobKind, kernel_id: str | N
                               "names kernel_id, whose end the server follows itself", field="released_at_exit",
                               hint="leave released_at_exit out, or kernel_id")
     return True
+
+
+def asking_process_of(value: Any, released_at_exit: bool) -> tuple[int, int, str] | None:
+    """A lease's ``asking_process`` (``{pid, started, host}``; see :class:`~.job.JobSpec`), with
+    ``released_at_exit`` only (newuser41 N1).
+
+    Raises:
+        ValidationError: naming ``asking_process`` — not that object, or without released_at_exit.
+    """
+    if value is None:
+        return None
+    if not released_at_exit:
+        raise ValidationError("asking_process goes with released_at_exit: it says which process gives the lease "
+                              "back at its exit", field="asking_process", hint="add released_at_exit: true, or "
+                              "leave asking_process out")
+    keys = {"pid", "started", "host"}
+    if not isinstance(value, Mapping) or set(value) != keys:
+        raise ValidationError("asking_process must be an object of exactly pid, started and host",
+                              field="asking_process", hint='e.g. {"pid": 4242, "started": 3853947, "host": '
+                              '"<boot id>/pid:[<inode>]"}, as %gpu sends it; or leave it out')
+    pid, started, host = value["pid"], value["started"], value["host"]
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 1 <= pid < 1 << 31:
+        raise ValidationError(f"asking_process.pid must be a process id, 1 to 2147483647 (got {quoted(pid)})",
+                              field="asking_process", hint="give the asking process's pid")
+    if isinstance(started, bool) or not isinstance(started, int) or not 0 <= started < 1 << 62:
+        raise ValidationError(f"asking_process.started must be a whole number of clock ticks after boot (got "
+                              f"{quoted(started)})", field="asking_process",
+                              hint="give field 22 of /proc/<pid>/stat")
+    if not isinstance(host, str) or not 0 < len(host) <= 200 or not host.isprintable():
+        raise ValidationError("asking_process.host must be 1 to 200 printable characters", field="asking_process",
+                              hint="give <boot id>/<pid namespace link>, as %gpu sends it")
+    return pid, started, host
 
 
 def _parent_job_id(body: Mapping[str, Any], kind: JobKind) -> str | None:

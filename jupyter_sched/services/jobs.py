@@ -184,7 +184,7 @@ _NOT_LEASES = tuple(kind for kind in JobKind if kind is not JobKind.LEASE)
 """Kinds of the work a same-name note names (a lease's name is its kernel's, not a job's)."""
 
 PRIVATE_FIELDS = ("command", "script", "notebook", "working_dir", "env", "image", "kernel_id", "kernel_notebook",
-                  "parent_job_id", "released_at_exit", "message", "parameters", "source", "notebook_json")
+                  "parent_job_id", "released_at_exit", "asking_process", "message", "parameters", "source", "notebook_json")
 """Fields of another user's queue entry that are left out (what they run and where)."""
 
 

@@ -3233,6 +3233,17 @@ export interface components {
              */
             released_at_exit?: boolean | null;
             /**
+             * @description leases only, with released_at_exit: the asking process — pid, start (clock ticks after boot, field 22 of /proc/<pid>/stat) and host (<boot id>/<pid namespace>); %gpu sends it. A service on that same host ends the lease once that process is gone without releasing it (killed)
+             * @example {
+             *       "host": "de092da6-5f74-4c64-a57e-00d456fe54f7/pid:[4026531836]",
+             *       "pid": 4242,
+             *       "started": 3853947
+             *     }
+             */
+            asking_process?: {
+                [key: string]: unknown;
+            } | null;
+            /**
              * @description a notebook's or script's parameters (papermill's convention)
              * @example {
              *       "epochs": 3

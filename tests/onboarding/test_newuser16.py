@@ -305,3 +305,35 @@ def test_newuser16_n4_cli_an_empty_notebook_or_script_is_told_it_is_empty(server
     assert line == ("jupyter-sched definitions create: NOTEBOOK_OR_SCRIPT must not be empty — give the notebook or "
                     "script each firing runs, e.g. reports/daily.ipynb [usage_error]"), line
     assert api(server, "tok-ann").get("definitions").json() == []
+
+
+def test_newuser41_N1_a_sigkilled_nbclient_kernels_pending_lease_is_withdrawn_never_granted(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """newuser41 N1 (here for this module's server: no server of its own): an nbclient kernel asks with all GPUs
+    busy (``%gpu request 1 --no-wait``) and is SIGKILLed — no exit hook runs. Its lease is withdrawn by the server
+    within a cycle or two (its asking process is gone), never granted once the GPUs free. Failed before: pending,
+    then granted to nobody."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from jupyter_sched.services.leases_alive import ASKER_GONE
+
+    clear(server)
+    ann, boss = api(server, "tok-ann"), api(server, "tok-boss")
+    blocker = boss.post("leases", json={"gpus": 2}).json()["id"]
+    cells = ["%load_ext jupyter_sched", "%gpu request 1 --no-wait", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in cells])
+    before = {r["id"] for r in ann.get("leases", params={"state": "pending,cancelled"}).json()}
+    try:
+        with pytest.raises(Exception, match=r"(?i)dead|died"):
+            NotebookClient(nb, timeout=180, kernel_name="python3").execute(env=_env(tmp_path, server), cwd=str(tmp_path))
+        (lease,) = [r for r in ann.get("leases", params={"state": "pending,cancelled"}).json()
+                    if r.get("released_at_exit") and r["id"] not in before]
+        deadline = time.monotonic() + 30
+        while (seen := ann.get(f"leases/{lease['id']}").json())["state"] == "pending":
+            assert time.monotonic() < deadline, seen
+            time.sleep(0.2)
+        assert seen["state"] == "cancelled", seen
+        assert seen["message"] == f"request withdrawn by the server before any GPU was granted: {ASKER_GONE}", seen
+    finally:
+        boss.delete(f"leases/{blocker}")

@@ -232,6 +232,11 @@ class SubmitJobRequest(RunJobFields):
     released_at_exit: bool | None = Field(default=None, examples=[True], description=(
         "leases only, without kernel_id: the asking process (a kernel this server did not start — nbconvert, "
         "papermill, VS Code; %gpu sends it) gives the lease back itself when it exits. Shown to you and admins only"))
+    asking_process: dict[str, Any] | None = Field(default=None, examples=[
+        {"pid": 4242, "started": 3853947, "host": "de092da6-5f74-4c64-a57e-00d456fe54f7/pid:[4026531836]"}],
+        description=("leases only, with released_at_exit: the asking process — pid, start (clock ticks after boot, "
+                     "field 22 of /proc/<pid>/stat) and host (<boot id>/<pid namespace>); %gpu sends it. A service "
+                     "on that same host ends the lease once that process is gone without releasing it (killed)"))
     parameters: dict[str, Any] | None = Field(default=None, examples=[{"epochs": 3}],
                                               description="a notebook's or script's parameters (papermill's convention)")
     source: str | None = Field(default=None, examples=["print('hello')"],
