@@ -38,6 +38,7 @@ from ..admission.rules import check_team_name
 from ..definitions.model import JobDefinition
 from ..errors import ConflictError, NotFoundError, SchedError, ValidationError
 from ..model import ANY_MODEL, JobState, QuotaSet
+from ..model.kept_share import kept_charges
 from ..model.units import gpus_phrase
 from ..store import JobRecord, StoreTx
 from ..store.definitions import get_definition, list_definitions, update_definition
@@ -82,7 +83,30 @@ def _lines(quotas: QuotaSet, team: str) -> tuple[float | None, float | None]:
     return sum(q.guaranteed for q in lines), ceiling
 
 
-def _held_by_model(records: list[JobRecord], models: Mapping[str, str],
+Charges = Mapping[tuple[str, str], float]
+"""``{(job id, GPU uuid): GPUs charged}`` (:func:`_charges`)."""
+
+
+def _charges(live: list[JobRecord], team_of: Callable[[JobRecord], str]) -> dict[tuple[str, str], float]:
+    """What each running job of ``live`` is charged on each of its GPUs when each job counts against
+    ``team_of(job)``: what it keeps from others (:func:`~jupyter_sched.model.kept_share.kept_charges`) — a GPU one
+    team's shares alone hold counts whole against it, as quota counts it (red41 R1: a lone 0.1 share moved was
+    said as 0.1 after the move while quota counted 1)."""
+    on: dict[str, list[tuple[str, str, float]]] = {}
+    for record in live:
+        alloc = record.job.allocation
+        if alloc is None or not record.job.state.holds_gpus:
+            continue
+        for uuid in alloc.all_gpu_uuids():
+            on.setdefault(uuid, []).append((record.job.id, team_of(record), alloc.gpu_milli / 1000))
+    out: dict[tuple[str, str], float] = {}
+    for uuid, holders in on.items():
+        for (job_id, _, _), charge in zip(holders, kept_charges([(t, f) for _, t, f in holders]), strict=True):
+            out[(job_id, uuid)] = charge
+    return out
+
+
+def _held_by_model(records: list[JobRecord], models: Mapping[str, str], charges: Charges | None = None,
                    ) -> tuple[dict[str, float], dict[str, list[str]]]:
     """GPUs the running ``records`` hold per GPU model (``models``: GPU uuid → model), and ``{job id: [GPU
     uuids]}`` of those on GPUs gone from the inventory: no model's line counts them (hubadmin26 B11: they were
@@ -98,7 +122,8 @@ def _held_by_model(records: list[JobRecord], models: Mapping[str, str],
             if model is None:
                 gone.setdefault(record.job.id, []).append(uuid)
                 continue
-            held[model] = held.get(model, 0.0) + alloc.gpu_milli / 1000
+            charge = alloc.gpu_milli / 1000 if charges is None else charges.get((record.job.id, uuid), 0.0)
+            held[model] = held.get(model, 0.0) + charge
     return held, gone
 
 
@@ -219,15 +244,23 @@ class TeamMoveService:
                     item.update(outcome="left", why="it changed while being moved (ended, or edited): run the "
                                                     "move again to see it")
         with self.ctx.store.transaction(write=False) as tx:
-            in_use = sum(_gpus_held(r) for r in tx.list_jobs(states=_LIVE) if r.job.spec.team == to)
-        if not request.dry_run and moving:
-            in_use -= sum(_gpus_held(r) for r in records if r.job.id in moving)  # "now" is before the move
-        after = in_use + sum(_gpus_held(r) for r in records if r.job.id in moving)
+            live = list(tx.list_jobs(states=_LIVE))
+
+        def now_team(r: JobRecord) -> str:  # "now" is before the move (a moved job's row says ``to`` already)
+            return team if r.job.id in moving else r.job.spec.team
+
+        def after_team(r: JobRecord) -> str:
+            return to if r.job.id in moving else r.job.spec.team
+
+        now_of, after_of = _charges(live, now_team), _charges(live, after_team)  # whole GPUs as quota counts
+        by_id = {r.job.id: r for r in live}
+        in_use = sum(c for (j, _), c in now_of.items() if now_team(by_id[j]) == to)
+        after = sum(c for (j, _), c in after_of.items() if after_team(by_id[j]) == to)
         lines_of = quotas
         if quota_said:
             lines_of = replace(quotas, quotas=tuple(replace(q, team=to) if q.team == team else q for q in quotas.quotas))
         guaranteed, ceiling = _lines(lines_of, to)
-        per_model, gone = self._per_model(lines_of, to, records, moving)  # not summed over models (hubadmin25 B20)
+        per_model, gone = self._per_model(lines_of, to, records, moving, (live, now_team, after_team))  # not summed over models (hubadmin25 B20)
         holding = {"team": to, "in_use": in_use, "in_use_after": after, "guaranteed": guaranteed, "ceiling": ceiling,
                    "borrowed_after": max(0.0, after - (guaranteed or 0.0)),
                    "text": "; ".join([*(per_model or [holding_text(to, in_use, after, guaranteed, ceiling)]),
@@ -244,6 +277,7 @@ class TeamMoveService:
             "items": items, "holding": holding, "quota": quota_said, "usage": usage, "text": text})
 
     def _per_model(self, quotas: QuotaSet, to: str, records: list[JobRecord], moving: set[str],
+                   teams: tuple[list[JobRecord], Callable[[JobRecord], str], Callable[[JobRecord], str]],
                    ) -> tuple[list[str], str]:
         """:func:`model_holding_texts` for this move: ``to``'s running work now and the moved work's GPUs,
         per model of the inventory (none when it cannot be read); and :func:`gone_text` of the moved work."""
@@ -251,10 +285,12 @@ class TeamMoveService:
             models = {uuid: gpu.model for uuid, gpu in self.ctx.inventory().gpu_by_uuid().items()}
         except SchedError:
             return [], ""
-        with self.ctx.store.transaction(write=False) as tx:
-            theirs = [r for r in tx.list_jobs(states=_LIVE) if r.job.spec.team == to and r.job.id not in moving]
-        moved, gone = _held_by_model([r for r in records if r.job.id in moving], models)
-        return model_holding_texts(quotas, to, _held_by_model(theirs, models)[0], moved), gone_text(to, gone)
+        live, now_team, after_team = teams  # ``to``'s holdings charged as quota counts them, before and after
+        now = _held_by_model([r for r in live if now_team(r) == to], models, _charges(live, now_team))[0]
+        after = _held_by_model([r for r in live if after_team(r) == to], models, _charges(live, after_team))[0]
+        moved = {m: after.get(m, 0.0) - now.get(m, 0.0) for m in after}
+        gone = _held_by_model([r for r in records if r.job.id in moving], models)[1]
+        return model_holding_texts(quotas, to, now, moved), gone_text(to, gone)
 
     def _quota_plan(self, quotas: QuotaSet, team: str, to: str) -> str:
         """The words for moving ``team``'s quota lines to ``to``.
@@ -323,7 +359,11 @@ class TeamMoveService:
             return True
         job = record.job
         moved = replace(job, spec=replace(job.spec, team=to))
-        return tx.try_update_job(replace(record, job=moved)) is not None
+        if tx.try_update_job(replace(record, job=moved)) is None:
+            return False
+        if job.allocation is not None and job.state.holds_gpus:  # what its GPUs' shares keep, from the move on
+            tx.recharge(job.allocation.all_gpu_uuids(), self.ctx.clock.now())  # (red41 R1)
+        return True
 
 
 def moved_notes(store: Any, since: datetime | None, until: datetime | None) -> dict[str, str]:

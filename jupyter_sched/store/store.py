@@ -1037,10 +1037,26 @@ class StoreTx:
         self._recharge(shared, ended_at)
         return closed
 
+    def recharge(self, gpu_uuids: Iterable[str], at: datetime) -> None:
+        """Charge the open intervals of ``gpu_uuids`` anew from ``at`` (:meth:`_recharge`): where their holders' teams
+        changed without an interval opening or closing — a team move (``POST teams/{team}/move``, red41 R1)."""
+        self._recharge(gpu_uuids, at)
+
+    def _teams_now(self, job_ids: Collection[str]) -> dict[str, str]:
+        """``{job id: its team now}`` from the jobs table (a job moved to another team keeps its open usage row's
+        team: that row stays charged to the old team, but what it keeps from others is decided by the team it
+        counts against now, as placement and quota count it; red41 R1). Jobs with no row are absent."""
+        if not job_ids:
+            return {}
+        j = schema.jobs.c
+        return {str(i): str(t) for i, t in self.conn.execute(sa.select(j.id, j.team).where(j.id.in_(sorted(job_ids))))}
+
     def _recharge(self, gpu_uuids: Iterable[str], at: datetime) -> None:
         """Charge the open intervals of each GPU of ``gpu_uuids`` what their holdings keep from others from ``at``
         on (:func:`~jupyter_sched.scheduling.share_charge.kept_charges`; red40 R1) — called where a share's
-        interval opens or closes on it, in the same transaction. An interval whose charge changes is closed at
+        interval opens or closes on it, and where its job moves to another team (:meth:`recharge`), in the same
+        transaction. Its holders' teams are their jobs' teams now (:meth:`_teams_now`; red41 R1: a share moved to
+        the team of the shares beside it was charged its fraction, the GPU only that team's shares held). An interval whose charge changes is closed at
         ``at`` and goes on in a new one of its new charge (one that starts at ``at`` or later is charged anew
         in place): the rows stay intervals of one charge, so every reader (``share x length`` sums, windows,
         decay) charges a share the whole GPU while its team's shares alone hold it, split by their fractions."""
@@ -1050,7 +1066,8 @@ class StoreTx:
         for gpu in sorted(set(gpu_uuids)):
             rows = [dict(r) for r in self.conn.execute(_USAGE_ON_GPU, {"w_gpu": gpu}).mappings()]
             rows = [r for r in rows if isinstance(r["share"], (int, float)) and 0 < float(r["share"]) <= 1]
-            charges = kept_charges([(str(r["team"]), float(r["share"])) for r in rows])
+            now_of = self._teams_now({str(r["job_id"]) for r in rows})  # the job's team now (red41 R1)
+            charges = kept_charges([(now_of.get(str(r["job_id"]), str(r["team"])), float(r["share"])) for r in rows])
             for row, charge in zip(rows, charges, strict=True):
                 billed = row["billed"] if isinstance(row["billed"], (int, float)) else row["share"]
                 if abs(float(billed) - charge) <= 1e-9:

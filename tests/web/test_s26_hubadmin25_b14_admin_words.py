@@ -79,7 +79,7 @@ async def test_hubadmin25_b14_definitions_delete_asks_on_a_terminal_and_takes_ye
         cli: Any, sched_app: Any, http_server_port: Any, jp_base_url: str, tmp_path: Path) -> None:  # noqa: F811
     (tmp_path / "nb.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     ids = []
-    for name in ("d-one", "d-two"):
+    for name in ("defn-one", "defn-two"):
         made = await cli("--json", "definitions", "create", "nb.ipynb", "--name", name, "--cron", "0 3 * * *")
         assert made.code == EXIT_OK, made.err
         ids.append(json.loads(made.out)["id"])
@@ -92,7 +92,7 @@ async def test_hubadmin25_b14_definitions_delete_asks_on_a_terminal_and_takes_ye
         return code, out.getvalue(), err.getvalue()
 
     code, out, err = await asyncio.to_thread(delete, "n\n")
-    assert code == EXIT_OK and out.strip() == "nothing deleted" and "\nDelete definition " in err and err.endswith("(d-one)? [y/N] "), (out, err)
+    assert code == EXIT_OK and out.strip() == "nothing deleted" and "\nDelete definition " in err and err.endswith("(defn-one)? [y/N] "), (out, err)
     code, out, err = await asyncio.to_thread(delete, "", "--yes")  # asked nothing
     assert code == EXIT_OK and "Delete definition" not in err and "nothing deleted" not in out, (out, err)
     assert ids[0] not in (await cli("definitions", "list")).out
