@@ -41,6 +41,7 @@ from ..errors import (
     UnschedulableError,
     ValidationError,
 )
+from ..model.names import file_name
 from ..model.units import clock_text
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_line, refusal_text, state_word, wait_progress
@@ -1206,7 +1207,7 @@ class SchedMagics(Magics):
             body = self._hub_body(cmd, carried_script(script.name, _carried_text(script, "script"), cmd.args))
         else:
             body = job_body(cmd.options, command=[sys.executable, str(script), *cmd.args], working_dir=str(Path.cwd()))
-        body.setdefault("name", script.stem)
+        body.setdefault("name", file_name(script.stem))  # an id-shaped stem is no name (red41 R2)
         # which words behind our options went to the script, not to us (newuser37 n6: `--after J`, unsaid)
         return self._submit(cmd.options, body, passed_on_note("%schedule run", str(cmd.target), cmd.passed_on))
 
@@ -1218,7 +1219,7 @@ class SchedMagics(Magics):
                                   start=notebook.parent)
         else:
             body = job_body(cmd.options, notebook=str(notebook), working_dir=str(notebook.parent))
-        body.setdefault("name", notebook.stem)
+        body.setdefault("name", file_name(notebook.stem))  # an id-shaped stem is no name (red41 R2)
         if cmd.parameters:  # as a definition's run gets them (new user 14, N27)
             body["parameters"] = dict(cmd.parameters)
         job_id = self._submit(cmd.options, body, lambda job: _parameters_said(str(notebook), cmd.parameters,
@@ -1251,7 +1252,7 @@ class SchedMagics(Magics):
         else:
             body = job_body(cmd.options, command=[sys.executable, str(app), *cmd.args], working_dir=str(Path.cwd()),
                             kind="inference", port=cmd.port)
-        body.setdefault("name", app.stem)
+        body.setdefault("name", file_name(app.stem))  # an id-shaped stem is no name (red41 R2)
         job_id = self._submit(cmd.options, body, passed_on_note("%schedule serve", str(cmd.target), cmd.passed_on))
         if self._answered_by_another(cmd.port, job_id):  # new user 19, N9: a link to someone else's server
             holder = self._port_holder(cmd.port, job_id)

@@ -34,6 +34,7 @@ from ..client._routes import routes
 from ..client.definition_names import definition_id
 from ..definitions.parameters import NOTEBOOK_ARGUMENT, NOTEBOOK_VALUES_HINT, parameters_file_note, unsaid_note
 from ..errors import ValidationError
+from ..model.names import file_name
 from ..wording import definition_deleted
 from ..wording.jobs import named
 from .parsing import JobOptions, _add_request_options, _nonempty, _options, _Parser, job_body, parameters_of
@@ -169,7 +170,7 @@ def definition_body(cmd: DefineCommand, *, target_path: str | None = None) -> di
     if cmd.options.time_limit_s is not None:
         body["time_limit"] = body.pop("time_limit_s")
     if cmd.name or (cmd.action == "create" and target_path):
-        body["name"] = cmd.name or Path(str(target_path)).stem
+        body["name"] = cmd.name or file_name(Path(str(target_path)).stem)  # an id-shaped stem is no name (red41 R2)
     if target_path is not None:
         body["notebook" if target_path.endswith(".ipynb") else "script"] = target_path
         body["working_dir"] = str(Path(target_path).parent)

@@ -3,7 +3,7 @@ them, and each CLI call is a new process)."""
 
 from __future__ import annotations
 
-__all__ = ["ID_PREFIXES", "LEASE_NAMES", "default_lease_name", "id_shaped", "kernel_named"]
+__all__ = ["ID_PREFIXES", "LEASE_NAMES", "default_lease_name", "file_name", "id_shaped", "kernel_named"]
 
 
 LEASE_NAMES = ("notebook lease", "kernel lease", "lease")
@@ -43,3 +43,9 @@ def id_shaped(name: str) -> tuple[str, str] | None:
     job), else None. ``jx-1``, ``job-1``, ``my j-1`` are names."""
     word = name.strip(_EDGE).lower()
     return next(((p, kind) for p, kind in ID_PREFIXES.items() if word.startswith(p)), None)
+
+
+def file_name(stem: str) -> str:
+    """The name a job gets from its file when none is given (``%schedule run train.py`` → ``train``): the file's
+    stem, or ``run <stem>`` where the stem reads as an id (``l-bfgs.py``: :func:`id_shaped` names are refused)."""
+    return f"run {stem}" if id_shaped(stem) is not None else stem

@@ -136,3 +136,14 @@ def test_red41_r2_submit_lease_and_definitions_refuse_an_id_shaped_name_audited_
                                         executor="local"))
     listed = services.jobs.queue(services.caller("r41b", admin=False), GetQueueRequest()).to_wire()
     assert ("j-old", "j-1m991jn1y-gm4ndp") in [(row["id"], row["name"]) for row in listed], listed
+
+
+def test_red41_r2_a_file_whose_stem_reads_as_an_id_gets_a_name_that_does_not() -> None:
+    """``%schedule run l-bfgs.py`` (and notebook, serve, define) names the job after its file: an id-shaped stem
+    would be refused though the user gave no name, so it is named ``run l-bfgs``."""
+    from jupyter_sched.model.names import file_name
+
+    assert file_name("train") == "train" and file_name("jx-1") == "jx-1"
+    for stem in ("l-bfgs", "d-prep", "J-7"):
+        assert file_name(stem) == f"run {stem}"
+        id_name(file_name(stem))
