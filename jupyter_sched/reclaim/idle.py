@@ -298,7 +298,9 @@ def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], po
     for s in ordered:
         groups.setdefault(s.timestamp, []).append(s)
     since: datetime | None = None
-    why = ""
+    # the last instant that stopped (active) or could not start (unknown) the run: worded once at the end,
+    # not at every such instant (a day of 1-s samples is ~86,000 of them)
+    last_why: tuple[GpuSample, datetime, bool] | None = None
     paused = 0.0
     no_process = latched = False
     previous: datetime | None = None
@@ -314,11 +316,10 @@ def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], po
         unknown = [s for s, state in states if state == "unknown"]
         previous, previous_unknown = when, bool(unknown) and not active
         if active:
-            s = active[0]
-            since, why = None, f"{_device(s)} at {s.activity_pct:.0f} % at {clock_text(when, None, seconds=True)}"
+            since, last_why = None, (active[0], when, True)
         elif unknown:
             if since is None:
-                why = _unknown_why(unknown[0])
+                last_why = (unknown[0], when, False)
         else:
             if since is None:
                 since, paused, no_process, latched = when, 0.0, True, False
@@ -326,6 +327,11 @@ def _gpu_idle_run(samples: Sequence[GpuSample], devices: Sequence[DeviceKey], po
             latched = latched or any(s.validity_rule == "util_latch" for s in group)
     if since is not None and previous_unknown and previous is not None:
         paused += (now - previous).total_seconds()
+    why = ""
+    if last_why is not None:
+        s, when, was_active = last_why
+        why = (f"{_device(s)} at {s.activity_pct:.0f} % at {clock_text(when, None, seconds=True)}" if was_active
+               else _unknown_why(s))
     return _Run(since, why, since is not None and since == ordered[0].timestamp, paused, no_process, latched)
 
 
