@@ -22,6 +22,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_sched.executors.outcome import describe_exit
 from jupyter_sched.executors.run_notebook import EXIT_CELL_ERROR, EXIT_KERNEL_DIED, EXIT_TIMEOUT
+from jupyter_sched.wording.kernels import install_in_its_env
 
 pytestmark = pytest.mark.slow
 
@@ -224,7 +225,7 @@ def test_newuser33_n4_a_kernel_that_cannot_start_is_one_sentence_not_jupyter_cli
     for name, display, want in (
             ("nosuchkernel", "X", "its kernel 'nosuchkernel' (X) is not installed where the job runs — kernels there: "
                                   "gone, python3; change the notebook's kernel (Kernel → Change Kernel…, then save) or "
-                                  f"install that kernel: {sys.executable} -m ipykernel install --user --name nosuchkernel"),
+                                  f"{install_in_its_env('nosuchkernel', sys.executable)}"),
             ("gone", "Old env", "its kernel 'gone' (Old env) could not start: its program /nonexistent-env/bin/python "
                                 "does not exist; change the notebook's kernel (Kernel → Change Kernel…, then save), "
                                 "or reinstall that kernel in the Python it should use")):

@@ -208,7 +208,9 @@ def test_s34_on_a_hub_a_notebook_whose_kernel_the_owner_has_not_is_refused_at_su
             assert f"cannot run: its kernel '{name}' ({name.title()}) is not installed where the job runs — " \
                    "kernels there: python3" in refused.value.message, refused.value.message
             assert "bobs-env" not in refused.value.message.split("kernels there:")[1]
-            assert refused.value.hint.endswith(f"{executor.job_python} -m ipykernel install --user --name {name}"), \
+            # newuser41 n12: registered from that kernel's own environment, never with the job's Python
+            assert refused.value.hint.endswith(f"/path/to/that-env/bin/python -m ipykernel install --user --name {name}"
+                                               ) and f"not with {executor.job_python}," in refused.value.hint, \
                 refused.value.hint
         kernel(alice.home, "alices-env", alice)  # installed for her (`python -m ipykernel install --user`): taken
         assert hub.jobs.submit(caller, SubmitJobRequest(gpus=0, notebook=notebook(alice, "alices-env"))
