@@ -1243,10 +1243,12 @@ def error_line(command: str, exc: SchedError) -> str:
     message, hint = in_surface_terms(message, hint, exc.field, details=exc.details)
     hint = where_listed(exc.code, exc.field, message, hint)  # "no job 'j-x' visible to you": where ids are
     if exc.field == "working_dir" and hint:  # the CLI sends --workdir made absolute against this folder (N20)
-        hint = re.sub(r" \(a relative one is read in [^)]*\)", "", hint)
-        if command == "submit":  # without --workdir the CLI sends this folder, not the server's (new user 16, N6)
-            here = os.getcwd()
-            hint = re.sub(r"\(jobs start in [^)]*\)", lambda _: f"(the job starts in this shell's folder, {here})", hint)
+        from ..wording.workdir import caller_workdir_hint
+
+        here = os.getcwd()  # without --workdir submit sends this folder, not the server's (new user 16, N6)
+        hint = caller_workdir_hint(hint, relative_in=f"this shell's folder, {here}",
+                                   starts_in=f"this shell's folder, {here}; a notebook's in its own folder"
+                                   if command == "submit" else None)
     if exc.field in ("command", "args") and (not hint or re.search(r"[\[{]", hint)):
         # a hint in JSON terms (["python", "train.py"]) is said as the CLI's options; a hint in words
         # (a program not on the job's PATH: give its full path) stays (new user 14, N5: it was dropped)

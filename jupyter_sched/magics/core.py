@@ -201,6 +201,11 @@ def _one_line(err: SchedError, *, surface: Surface = CELL) -> str:
     message, hint = refusal_text(err.message, err.hint, err.details, err.field)
     message, hint = in_surface_terms(message, hint, err.field, surface, err.details)
     hint = where_listed(err.code, err.field, message, hint, surface)  # as the CLI names its command (N25)
+    if err.field == "working_dir" and hint:  # --workdir is read, and jobs start, here: not the server's rule (n5)
+        from ..wording.workdir import caller_workdir_hint
+
+        here = f"this notebook's folder, {os.getcwd()}"
+        hint = caller_workdir_hint(hint, relative_in=here, starts_in=f"{here}; a notebook job's in its own folder")
     for said, magic in _MAGIC_HINTS.items():  # the server's words may go on after it (new user 12, N10)
         if hint and hint.startswith(said):
             hint = magic + hint[len(said):]

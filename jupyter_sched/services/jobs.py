@@ -81,6 +81,7 @@ from ..wording.jobs import (
 )
 from ..wording.kernels import kernel_missing
 from ..wording.time_limits import planned_limit_note
+from ..wording.workdir import relative_clause, start_clause
 from .budget_standing import overrun_on_submit, spent_on_submit
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
@@ -996,13 +997,13 @@ class JobsService:
             message = f"{field}: {shown} {problem}"
             if field == "working_dir":
                 hint = (f"give the folder to start in (e.g. {posixpath.dirname(path.rstrip('/')) or '/'}), "
-                        f"or leave working_dir out (jobs start in {self._default_start()})")
+                        f"or leave working_dir out {start_clause(self._default_start())}")
             else:
                 hint = f"give the path of the {what} file itself (a relative path is read in working_dir)"
             raise ValidationError(message, field=field, hint=hint,
                                   details=None if field == "working_dir" else {"fixes": path_fixes(what, problem)})
-        hint = ("give an existing directory you can enter (a relative one is read in "
-                f"{self._relative_start()}), or leave working_dir out (jobs start in {self._default_start()})"
+        hint = (f"give an existing directory you can enter {relative_clause(self._relative_start())}, "
+                f"or leave working_dir out {start_clause(self._default_start())}"
                 if field == "working_dir" else
                 f"give the path of an existing {what} on the server (a relative path is read in working_dir)"
                 + (f", or send its text as {'source' if field == 'script' else 'notebook_json'}" if carried else

@@ -84,7 +84,9 @@ def test_newuser11_n20_a_relative_workdir_is_read_from_the_callers_folder(server
     missing = _cli(env, "submit", "--gpus", "0", "--workdir", "nothere", "--", "pwd", cwd=tmp_path)
     assert missing.returncode == EXIT_USAGE, missing.stdout + missing.stderr
     assert f"'{tmp_path / 'nothere'}' does not exist" in missing.stderr, missing.stderr  # the path it looked at
-    assert "relative one is read" not in missing.stderr, missing.stderr  # the CLI's relative paths are its folder's
+    # the CLI's relative paths are its folder's, and it says so — never the server's rule (newuser41 n5)
+    assert f"(a relative one is read in this shell's folder, {tmp_path})" in missing.stderr, missing.stderr
+    assert "server's root" not in missing.stderr, missing.stderr
 
 
 def test_newuser11_n20_rest_reads_a_relative_working_dir_where_a_job_without_one_starts(server: EmbeddedServer) -> None:

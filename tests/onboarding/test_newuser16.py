@@ -129,7 +129,7 @@ def test_newuser16_n11_a_keyword_parameter_is_called_a_keyword(server: EmbeddedS
     assert "is not a Python identifier" in digit.value.message
 
 
-def test_newuser16_n6_cli_workdir_hint_names_this_shells_folder(server: EmbeddedServer, tmp_path: Path) -> None:
+def test_newuser16_n6_and_newuser41_n5_cli_workdir_hint_names_this_shells_folder(server: EmbeddedServer, tmp_path: Path) -> None:
     """N6: the CLI's ``--workdir /nonexist`` hint said leaving it out starts the job in the server's root;
     the CLI sends its own folder."""
     here = tmp_path / "here"
@@ -137,8 +137,13 @@ def test_newuser16_n6_cli_workdir_hint_names_this_shells_folder(server: Embedded
     said = _cli(_env(tmp_path, server), "submit", "--workdir", "/nonexist-nu16", "--", "true", cwd=here)
     assert said.returncode == EXIT_USAGE, said.stderr  # bad input: 2 whoever finds it (newuser38 n2)
     line = said.stderr.strip().splitlines()[-1]
-    assert f"leave --workdir out (the job starts in this shell's folder, {here})" in line, line
+    assert f"leave --workdir out (jobs start in this shell's folder, {here}; a notebook's in its own folder)" in line, line
     assert "server's root" not in line, line
+    # newuser41 n5: a relative one is read here too, and the line says so (it said nothing of it)
+    said = _cli(_env(tmp_path, server), "submit", "--workdir", "nowhere-nu41", "--", "true", cwd=here)
+    line = said.stderr.strip().splitlines()[-1]
+    assert said.returncode == EXIT_USAGE and f"{here / 'nowhere-nu41'}" in line, said.stderr
+    assert f"(a relative one is read in this shell's folder, {here})" in line and "server's root" not in line, line
 
 
 # ---- N1: the lease of a kernel the server did not start (nbconvert / nbclient / papermill) -------------------

@@ -71,3 +71,27 @@ def test_newuser24_n5_script_words_after_the_target_stay_the_scripts() -> None:
     """``run``'s options may follow the script, so a prefix there is the script's (``--e 3``), not ``--env``."""
     command = parse_schedule_line("run train.py --e 3 --cpu 2")
     assert command.args == ("--e", "3") and command.options.cpu == 2, command
+
+
+def test_newuser41_n5_the_magics_say_their_own_workdir_rule_not_the_servers(tmp_path: os.PathLike[str]) -> None:
+    """newuser41 n5: ``%schedule run x.py --workdir ../nowhere`` was read (and jobs start) in the notebook's folder,
+    but the refusal passed on the server's hint: "a relative one is read in the server's root directory, /srv …
+    leave --workdir out (jobs start in the server's root directory, /srv)". The REST hint as the server words it
+    (its clauses, services/jobs.py) is said by the magics with their own rule."""
+    from jupyter_sched.magics.core import _one_line
+    from jupyter_sched.wording.workdir import relative_clause, start_clause
+
+    server = "the server's root directory, /srv/root41"
+    rest = ValidationError("working_dir: '/x/nowhere' does not exist on this server", field="working_dir",
+                           hint=f"give an existing directory you can enter {relative_clause(server)}, "
+                                f"or leave working_dir out {start_clause(server)}")
+    before = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        line = _one_line(rest)
+    finally:
+        os.chdir(before)
+    here = f"this notebook's folder, {tmp_path}"
+    assert f"(a relative one is read in {here})" in line, line
+    assert f"leave --workdir out (jobs start in {here}; a notebook job's in its own folder)" in line, line
+    assert "/srv/root41" not in line and "server's root" not in line, line
