@@ -54,6 +54,7 @@ __all__ = [
     "QuotaError",
     "SchedError",
     "StoppingError",
+    "SchedulerOffError",
     "StoreError",
     "TelemetryError",
     "TimestampError",
@@ -255,6 +256,22 @@ class StoppingError(SchedError):
     code = "stopping"
     public_message = "the server is stopping (shutdown): this request was not carried out"
     public_hint = "retry in a few seconds, once the server is back; nothing was changed"
+
+
+class SchedulerOffError(StoppingError):
+    """The scheduler is not running on this server: its store failed at start (a full disk, a read-only or
+    unwritable folder: newuser41 N3, n4) and JupyterLab runs on without it. Its message and hint are our own
+    sentences naming the cause and the fix (no driver's words), so a 503 answer carries them as they are:
+    retrying cannot help, and on an embedded server the reader is the one who can fix it. A kind of
+    :class:`StoppingError` for the web layer (503, answered before any work, logged at INFO per request:
+    the start's one ERROR line said it), with its own code and no ``Retry-After``."""
+
+    code = "scheduler_off"
+
+    def public_json(self, reference: str) -> dict[str, Any]:
+        """:meth:`SchedError.public_json` with this error's own message and hint."""
+        return {"error": {"code": self.code, "message": bounded(self.message), "field": self.field,
+                          "hint": None if self.hint is None else bounded(self.hint), "reference": reference}}
 
 
 HTTP_STATUS: dict[type[SchedError], int] = {

@@ -973,6 +973,31 @@ def _versions(store: Store) -> str:
             f"to {latest_version()}), applied {describe_applied(steps)}{now}")
 
 
+def _store_disk_check(choice: StoreChoice) -> Check | None:
+    """``fail`` when a SQLite store's folder cannot hold it: a read-only file system, a folder or file this account
+    cannot write, less than :data:`~jupyter_sched.store.start_failure.MIN_FREE_BYTES` free (newuser41 N3: the
+    scheduler could not start, and the doctor said nothing); None for another database or a folder that can."""
+    from ..store.start_failure import MIN_FREE_BYTES, folder_problem, size_words, sqlite_file
+
+    if (store_file := sqlite_file(choice.url)) is None or (problem := folder_problem(store_file)) is None:
+        return None
+    said = f"{problem.cause}; the scheduler needs at least {size_words(MIN_FREE_BYTES)} free there to commit" \
+        if problem.code == "ENOSPC" else problem.cause
+    fix = problem.fix(url_set=not choice.embedded_default)
+    return Check("store_disk", "fail", said, fix=fix, lines=(f"store disk: {said}. Fix: {fix}",))
+
+
+def _write_disk_check(choice: StoreChoice, disk: Check, args: argparse.Namespace, out: TextIO) -> int:
+    """Say a failed ``store_disk`` check alone (nothing else can be read or written there): exit 1."""
+    if getattr(args, "json", False):
+        out.write(json.dumps({"store": safe_url(choice.url), "source": choice.source, "status": "fail", "exit": 1,
+                              "checks": [disk.to_dict()]}, indent=2) + "\n")
+    else:
+        out.write(f"store: {safe_url(choice.url)} ({choice.source})\n")
+        out.writelines(line + "\n" for line in disk.lines)
+    return EXIT_FOUND
+
+
 def _store_checks(store: Store, choice: StoreChoice) -> list[Check]:
     """The notes said right below the store's name: one user may hold every GPU (no quota line; red team 15, R4),
     jobs could log in to the database (hubadmin22 H5), this is not the running service's store (hubadmin22 H6)."""
@@ -1057,6 +1082,8 @@ def run(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
         embedded, url = choice.embedded, choice.url
         if (problem := store_url_problem(choice.url)) is not None:  # THE store-URL check: no traceback (N22)
             raise SchedError(f"{choice.source} {safe_url(choice.url)!r}: {problem[0]}", field="db_url", hint=problem[1])
+        if (disk := _store_disk_check(choice)) is not None:  # it may not even open (newuser41 N3: disk I/O error)
+            return _write_disk_check(choice, disk, args, stdout)
         missing = _existing_store(choice, os.environ)
         if missing is not None:  # never a store made to be checked (new user 13, N18)
             server = os.environ.get("JUPYTER_SCHED_URL", "").strip() if choice.embedded_default else ""

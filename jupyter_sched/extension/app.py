@@ -25,7 +25,7 @@ from traitlets import Float, TraitError, validate
 
 from ..admission import Caller
 from ..buildinfo import version_string
-from ..errors import BusyError, SchedError
+from ..errors import BusyError, SchedError, SchedulerOffError
 from ..services.idle import idle_config
 from ..services.models import GetConfigResponse
 from ..store.outage import log_store_failure
@@ -55,6 +55,7 @@ from .request_log import escape_log_controls
 from .routes import ROUTES, UnknownRouteHandler
 from .startup_checks import check_config, config_exit, say_started
 from .stopping import run_pooled, say_what_stop_leaves
+from .store_off import go_off, off_error_of, start_or_go_off
 from .terminal_shell import terminal_finds_jupyter_sched
 
 __all__ = ["API_PREFIX", "SchedApp"]
@@ -78,6 +79,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
     service serves no kernels: its users' servers report them (``jupyter_sched.hub.liveness``)."""
     stopping = False
     """True once :meth:`stop_extension` began: requests are answered 503 ``stopping`` (:mod:`.stopping`)."""
+    off_error: SchedulerOffError | None = None  # the store failed at start: 503 scheduler_off (:mod:`.store_off`)
 
     activity_interval_s = Float(
         60.0,
@@ -134,7 +136,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
                                         retry_s=2)  # red27 R5
         self._quick_lines = PerUserLines(self.request_pool, most=QUICK_WAITING_PER_USER, what="requests",
                                          retry_s=1)  # red37 R3
-        self.services: Any = install_job_tokens(self, self._build_services())  # jobs' URL + token (issue 16 item 4)
+        if (services := self._build_services()) is None:
+            return  # the scheduler is off: its store failed at start, said once (store_off, newuser41 n4)
+        self.services: Any = install_job_tokens(self, services)  # jobs' URL + token (issue 16 item 4)
         self.event_hub = EventHub(self.events_queue_size)
         if hasattr(self.services, "telemetry"):  # push telemetry only while a client listens
             self.services.telemetry.wanted = lambda: self.event_hub.subscribers > 0
@@ -173,7 +177,8 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
 
     async def _start_jupyter_server_extension(self, serverapp: Any) -> None:
         """Start the engine and the event pump once the server's loop runs."""
-        await self.services.start()
+        if self.off_error is not None or not await start_or_go_off(self):
+            return  # the scheduler is off, said once (store_off: a full disk, newuser41 N3)
         self._started = True
         self._host_entry = announce(self, serverapp)  # warns of another scheduler on this host (new user 20, N17)
         terminal_finds_jupyter_sched(serverapp)  # a Terminal finds jupyter-sched, login shell too (newuser41 N2)
@@ -238,7 +243,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         try:
             return build_services(self.service_settings(), log=self.log)
         except SchedError as err:
-            raise TraitError(setting_error_text(self, err)) from None
+            if (off := off_error_of(self, err, opened=False)) is None:
+                raise TraitError(setting_error_text(self, err)) from None
+            go_off(self, off)  # JupyterLab runs on with the scheduler off (newuser41 n4)
+            return None
 
     def service_settings(self) -> dict[str, Any]:
         """The traits the engine needs, as plain values (units in the names)."""
@@ -297,12 +305,10 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         }
 
     async def off_loop(self, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-        """Run ``fn(*args, **kwargs)`` — store work: transactions, reads of the database — on the
-        request threads (``request_threads``), so the server's event loop stays free for other
-        requests and streams while it waits for the database. Handlers, kernel hooks and the
-        periodic activity/hub work all go through here. Once the extension stopped (its threads are
-        gone) it runs ``fn`` on the loop: the server, stopping, still shuts its kernels down and
-        their leases must be released (new-user 4 finding 19: a traceback, and the GPUs held)."""
+        """Run ``fn(*args, **kwargs)`` — store work — on the request threads (``request_threads``): the event loop stays
+        free while it waits for the database. Handlers, kernel hooks and the periodic activity/hub work go through here.
+        Once the extension stopped (no threads) it runs ``fn`` on the loop: the server, stopping, still shuts its kernels
+        down and their leases must be released (new-user 4 finding 19: a traceback, and the GPUs held)."""
         if getattr(self, "_threads_stopped", False):
             return fn(*args, **kwargs)
         return await run_pooled(self.request_pool, functools.partial(fn, *args, **kwargs), stopping=self._stopping)
@@ -337,10 +343,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         return self.stopping
 
     def audit_refusal(self, caller: Any, err: SchedError, *, request: str) -> None:
-        """Record ``err`` refusing ``caller``'s ``request`` on the audit log, off the loop
-        (:meth:`~jupyter_sched.admission.Admission.record_refusal`); ``caller`` is a
-        :class:`Caller` or a ``handler.current_user`` not resolved yet (resolved there). A hub
-        user's server, which forwards to the central service, keeps no audit log (the central one does)."""
+        """Record ``err`` refusing ``caller``'s ``request`` on the audit log, off the loop (:meth:`~jupyter_sched.
+        admission.Admission.record_refusal`); ``caller`` is a :class:`Caller` or a ``handler.current_user`` not resolved
+        yet (resolved there). A hub user's server, which forwards to the central service, keeps no audit log."""
         admission = getattr(self.services, "admission", None)
         if admission is None:
             return
@@ -359,14 +364,9 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
         await asyncio.gather(*list(self._audits), return_exceptions=True)
 
     async def run_dryrun(self, fn: Any, *args: Any) -> Any:
-        """Run a dry run ``fn(caller, ...)`` on the dry-run threads (``dryrun_concurrency``), at most
-        four times as many waiting, and at most ``dryrun_concurrency`` of one user's in flight: one
-        user's loop of dry runs held every place and 22 of another user's 30 were refused 429
-        (red-team 4 finding 6).
-
-        Raises:
-            BusyError: too many dry runs in flight, or too many of the caller's (429: retry in a moment).
-        """
+        """Run a dry run ``fn(caller, ...)`` on the dry-run threads (``dryrun_concurrency``), at most four times as
+        many waiting, at most ``dryrun_concurrency`` of one user's in flight (red-team 4 finding 6: one user's loop held
+        every place). Raises BusyError (429): too many dry runs in flight, or too many of the caller's."""
         user = str(getattr(args[0], "user", "") if args else "")
         if self._dryruns_of[user] >= self.dryrun_concurrency:
             raise BusyError(f"{self._dryruns_of[user]} of your dry runs are in flight; this server computes "

@@ -42,9 +42,12 @@ def refuse_if_stopping(sched: Any) -> None:
     """Raise :class:`StoppingError` when ``sched`` (the :class:`~.app.SchedApp`) has begun to stop.
 
     Raises:
-        StoppingError: ``sched.stopping`` is true (503, Retry-After)."""
+        StoppingError: ``sched.stopping`` is true (503, Retry-After).
+        SchedulerOffError: the scheduler never started: its store failed at start (503, :mod:`.store_off`)."""
     if getattr(sched, "stopping", False):
         raise stopping_error()
+    if (off := getattr(sched, "off_error", None)) is not None:
+        raise off
 
 
 async def run_pooled(pool: Executor, fn: Callable[[], R], *, stopping: Callable[[], bool]) -> R:
