@@ -190,11 +190,13 @@ class TeamMoveService:
     """
 
     def __init__(self, ctx: Context, teams_of: TeamsOf, known_teams: Callable[[], set[str]],
-                 on_moved: Callable[[str], Any] | None = None) -> None:
+                 on_moved: Callable[[str], Any] | None = None,
+                 groups_read_at: Callable[[], datetime | None] | None = None) -> None:
         self.ctx = ctx
         self.teams_of = teams_of
         self.known_teams = known_teams
         self.on_moved = on_moved
+        self.groups_read_at = groups_read_at
 
     def move(self, caller: Caller, team: str, request: MoveTeamRequest) -> MoveTeamResponse:
         """Move (or, ``dry_run``, plan moving) ``team``'s work to ``request.to``.
@@ -219,6 +221,15 @@ class TeamMoveService:
         quotas = self.ctx.store.quota_set()
         known = self.known_teams() | {q.team for q in quotas.quotas}
         if to not in known:
+            read = self.groups_read_at() if self.groups_read_at is not None else None
+            if read is not None:  # hub mode: the hub's groups as the poll last read them, not as a user's login
+                # reads them (red41 R1 nit: GET me said the new group while this said "no team" for ~40 s)
+                raise ValidationError(
+                    f"to: no team {to!r} in the hub's groups as last read, at {read:%H:%M:%S} UTC (no user is in it "
+                    "and it has no quota line)", field="to",
+                    hint="a hub group made or joined since that read is known at the next one (every "
+                         "c.HubSchedApp.hub_poll_interval_s): retry then" + (f"; or {close}" if (close := near_hint(
+                             to, known, "")) else ""))
             raise ValidationError(f"to: no team {to!r} (no user is in it and it has no quota line)", field="to",
                                   hint=near_hint(to, known, "add its members first (a hub group or user_teams)"))
         with self.ctx.store.transaction(write=False) as tx:
@@ -478,4 +489,8 @@ def team_move_service(services: Any) -> TeamMoveService:
         return ({t for teams in qs.user_teams.values() for t in teams} | {p.team for p in qs.teams if p.members}
                 | {admission.policy.default_team})
 
-    return TeamMoveService(services.ctx, teams_of, known_teams, on_moved=services.membership.check)
+    def groups_read_at() -> datetime | None:
+        return quotas.hub_groups.read_at if quotas.teams_from_hub and quotas.hub_groups is not None else None
+
+    return TeamMoveService(services.ctx, teams_of, known_teams, on_moved=services.membership.check,
+                           groups_read_at=groups_read_at)

@@ -81,3 +81,29 @@ def test_red41_r1_a_move_recharges_a_gpu_its_shares_now_hold_for_one_team_from_t
     before = sorted((r.job_id, round(r.charged, 6)) for r in rows if r.ended_at is not None)
     assert before == [("j-c-s1", 0.1), ("j-c-s2", 0.1)], rows  # the minute before the move: as it was
     assert all(r.ended_at == at for r in rows if r.ended_at is not None), rows
+
+
+def test_red41_r1_a_move_to_a_group_the_hub_poll_has_not_read_yet_says_when_it_read_and_to_retry(
+        services: Services) -> None:
+    """In hub mode a move knows the hub's groups as the poll last read them, while a user's own requests (GET me)
+    know their groups from their login: for up to a poll's interval the move answered only "no team 'teamz'" while
+    GET me already said teamz. The refusal now says which read it went by, when, and to retry after the next."""
+    from jupyter_sched.errors import ValidationError
+    from jupyter_sched.services.hub_teams import groups_of_models
+
+    boss = services.caller("boss", admin=True)
+    _share(services, "j-c-s1", "teamc")
+    services.quotas.teams_from_hub = True
+    services.quotas.hub_groups = groups_of_models({"r41c": {"groups": ["teamc"]}}, services.ctx.clock.now())
+    read = services.ctx.clock.now()
+    try:
+        services.teams.move(boss, "teamc", parse(MoveTeamRequest, {"to": "teamz"}))
+    except ValidationError as err:
+        assert err.field == "to", err
+        assert f"no team 'teamz' in the hub's groups as last read, at {read:%H:%M:%S} UTC" in err.message, err.message
+        assert err.hint is not None and "hub_poll_interval_s): retry then" in err.hint, err.hint
+        assert "did you mean teamc?" in err.hint, err.hint
+    else:
+        raise AssertionError("moved to a team the hub's groups do not have")
+    services.quotas.hub_groups = groups_of_models({"r41c": {"groups": ["teamz"]}}, services.ctx.clock.now())
+    assert services.teams.move(boss, "teamc", parse(MoveTeamRequest, {"to": "teamz"})).moved == 1  # the next read
