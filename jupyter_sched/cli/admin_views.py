@@ -26,6 +26,7 @@ from ..model.periods import PERIODS, next_period_start, period_name, period_star
 from ..model.units import clock_text, gpu_hours_phrase, parse_duration
 from ..wording.usage import USAGE_DAYS, cost_cell, efficiency_cell, last_days, period_text
 from ..wording.usage import parsed_utc as _parsed
+from .local_when import local_when
 
 __all__ = ["COST_UNIT", "WHEN_HELP", "add_parsers", "audit", "quotas", "record_time", "usage", "when_arg"]
 
@@ -122,7 +123,8 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
 
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-WHEN_HELP = "a date (2026-12-01: its midnight UTC), ISO 8601 with an offset, or how long ago (7d, 12h, 1h30m, 2w)"
+WHEN_HELP = ("a date (2026-12-01: its midnight in your time zone, TZ; --utc: UTC), a time (2026-12-01 09:30: yours; "
+             "with Z or an offset such as +02:00: exactly that), or how long ago (7d, 12h, 1h30m, 2w)")
 """What ``--since``/``--until`` take (:func:`when_arg`), for the help of every command that has them."""
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 _QUARTER = re.compile(r"(\d{4})-?[Qq]([1-4])")
@@ -134,9 +136,9 @@ _AGO_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 
 
 def _when(value: str) -> str:
-    """The ``type`` of ``--since``/``--until``: a plain date ``2026-12-01`` is its midnight UTC
-    (``2026-12-01T00:00:00Z``: the README's and the help's own example, refused by the server's
-    offset rule, hubadmin23 A10 / newuser23 N10); a duration (``7d``, ``12h``, ``30m``, ``2w``) is
+    """The ``type`` of ``--since``/``--until``: a plain date ``2026-12-01`` is its midnight and a time with
+    no offset that time, both in the reader's zone (:mod:`.local_when`, newuser41 n9; the server refuses an
+    offset-less time, hubadmin23 A10 / newuser23 N10); a ``Z`` or an offset goes as typed; a duration (``7d``, ``12h``, ``30m``, ``2w``) is
     that long before now (hubadmin25 B19: "last week's failed jobs"); anything else goes to the server
     as typed, whose refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
     text = value.strip()
@@ -152,17 +154,15 @@ def _when(value: str) -> str:
             raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, "
                                              "a time with its offset, e.g. 2026-12-05T12:30:00Z, or how long ago, "
                                              "e.g. 7d, 12h, 1h30m or '1h ago'") from None
-        if parsed.utcoffset() is None:  # refused here, naming the option (newuser35 N3: the server's said "since")
-            full = f"{parsed.replace(microsecond=0).isoformat()}Z"
-            raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset — write {full} for UTC, or add an "
-                                             "offset such as +02:00")
+        if parsed.utcoffset() is None:  # the reader's wall time (newuser41 n9; it was refused, newuser35 N3)
+            return local_when(parsed)
         return text
     try:
         date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is no calendar date — write YYYY-MM-DD, e.g. 2026-12-01, "
                                          f"or a time with its offset, e.g. 2026-12-01T00:00:00+02:00") from None
-    return f"{text}T00:00:00Z"
+    return local_when(datetime.fromisoformat(f"{text}T00:00:00"))  # its midnight in the reader's zone (n9)
 
 
 def _ago_duration(text: str) -> float | None:

@@ -1049,8 +1049,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
                                    os.getcwd()), file=stderr)
     try:
         from ..client.local_zone import caller_zone
+        from .local_when import resolve_local_times
 
         zone = None if args.utc else caller_zone(lambda said: print(f"{PROG}: note: {said}", file=stderr))
+        resolve_local_times(args, zone)  # --since 2026-12-07: the reader's midnight (newuser41 n9)
         with client, shown_in(zone):
             return COMMANDS[args.command](client, args, io)
     except NotSchedServerError as exc:
