@@ -40,7 +40,7 @@ from ..wording.jobs import (
     unhealthy_text,
     work_name,
 )
-from ..wording.log_clocks import log_clocks_said
+from ..wording.log_clocks import log_clocks_said, log_note_said
 from ..wording.time_limits import planned_limit_line
 from ..wording.usage import submitted_window
 from .cancel import cancel
@@ -567,7 +567,7 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
     def note(found: Mapping[str, Any]) -> None:
         out.flush()
-        print(("\n" if last[0] and not last[0].endswith("\n") else "") + printable_log(str(found["text"])),
+        print(("\n" if last[0] and not last[0].endswith("\n") else "") + printable_log(log_note_said(found)),
               file=io.err, flush=True)
         last[0] = ""
 

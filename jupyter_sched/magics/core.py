@@ -72,7 +72,7 @@ from ..wording.jobs import (
     state_filter,
     still_going,
 )
-from ..wording.log_clocks import log_clocks_said
+from ..wording.log_clocks import log_clocks_said, log_note_said
 from ..wording.progress import within_timeout
 from ..wording.quota import ask_for_gpus, full_team_limit, quota_lines
 from ..wording.reasons import wire_time
@@ -1349,7 +1349,8 @@ class SchedMagics(Magics):
         said: set[tuple[str, str]] = set()  # the scheduler's notes for the log's readers, each shown once (N7)
 
         def note(found: Mapping[str, Any]) -> None:
-            self._print(f"\n[{found['text']}]" if last[0] and not last[0].endswith("\n") else f"[{found['text']}]")
+            said = log_note_said(found)  # its clocks in this zone, as the log's (newuser41)
+            self._print(f"\n[{said}]" if last[0] and not last[0].endswith("\n") else f"[{said}]")
             last[0] = ""
 
         last = [text]

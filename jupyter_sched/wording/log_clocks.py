@@ -11,9 +11,11 @@ times in the scheduler's lines (a notebook's injected parameters) stay as writte
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timezone
+from typing import Any
 
-__all__ = ["MARK", "log_clocks_said"]
+__all__ = ["MARK", "log_clocks_said", "log_note_said"]
 
 MARK = "[jupyter_sched]"
 """How every line the scheduler writes into a job's log begins."""
@@ -32,3 +34,13 @@ def log_clocks_said(text: str, now: datetime | None = None, *, line_start: bool 
     lines = text.splitlines(keepends=True)
     return "".join(clocks_said(line, now, iso=False) if (i or line_start) and line.startswith(MARK) else line
                    for i, line in enumerate(lines))
+
+
+def log_note_said(note: Mapping[str, Any], now: datetime | None = None) -> str:
+    """The text of a log answer's note (``notes``: ``{"at", "text"}`` — its pace outruns its time limit, …) with
+    its clocks in the reader's zone, each of the day the note was said (``at``), as the log's own lines are: the
+    CLI's ``logs`` printed them on stderr in UTC (newuser41, nu41's left-over) beside a log said in ``TZ``."""
+    from ..model.units import clocks_said
+    from .reasons import wire_time
+
+    return clocks_said(str(note.get("text") or ""), now or datetime.now(timezone.utc), ref=wire_time(note.get("at")))

@@ -93,3 +93,22 @@ def test_s22_words_n7_the_note_is_the_owners_and_its_words_are_bounded(services:
     said = over_limit_note(fraction=0.01, ran_s=86_400, needs_s=8_640_000, limit_s=120, stops_at=T0, at=T0)
     assert said.startswith("jupyter_sched: at this pace (1 % done after 24h00m) the job needs ~100d in all") and len(said) < 160
     assert pace_needs_s(float("nan"), 0.1, 40) is None and pace_needs_s(True, 0.1, 40) is None
+
+
+def test_newuser41_nu41_the_log_notes_the_cli_and_magics_print_say_clocks_in_the_readers_zone(
+        services: Services) -> None:
+    """nu41's left-over: ``jupyter-sched logs`` printed the answer's notes on stderr (``%schedule logs`` in brackets)
+    as the server wrote them, "… stops it at 12:02 UTC", beside a log and ``jobs`` said in the reader's ``TZ``.
+    Both now print :func:`log_note_said` of the real answer's note (its wire form): its clocks in that zone, of the
+    day it was said."""
+    from jupyter_sched.model.units import shown_in
+    from jupyter_sched.wording.log_clocks import log_note_said
+
+    _running(services, "j-slow41", limit_s=120)
+    _report(services, "j-slow41", 40, 10)
+    (wire,) = [n.model_dump(mode="json") for n in services.jobs.logs(ANA, "j-slow41", GetJobLogsRequest()).notes]
+    assert wire["text"] == NOTE and "12:02 UTC" in NOTE, wire
+    with shown_in("America/Los_Angeles"):
+        said = log_note_said(wire, T0 + timedelta(minutes=5))
+    assert said == NOTE.replace("12:02 UTC", "04:02 PST"), said  # T0 is 12:00 UTC, 04:00 PST
+    assert log_note_said(wire) == NOTE  # no reader known (the server's own words): as written
