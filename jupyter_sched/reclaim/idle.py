@@ -367,7 +367,8 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
         ``gpu_busy_kernel`` with ``busy_kernel_window_s``; on a hub (a user server's report, red41 R3)
         an idle kernel's verdict starts at the GPUs' idle start with limit ``window_s`` past the said
         activity, or ``gpu_busy_kernel`` once that would pass the bound; with no kernel: rule ``gpu_no_kernel``
-        (``window_s``); an unknown/starting one: rule ``kernel_unknown`` (``window_s`` plus
+        (``window_s``; one held by a kernel this server did not start says :data:`KERNEL_UNSEEN`); an
+        unknown/starting one: rule ``kernel_unknown`` (``window_s`` plus
         :data:`KERNEL_STATE_BOUND_S`), both with ``lease_mode``. For batch jobs: rule ``gpu``; for
         inference services: rule ``service`` (mode ``service_mode``, notify by default: a
         service idle at night is low efficiency, not abandoned work; case 013 S4).
@@ -389,11 +390,16 @@ def default_idle_arbiter(*, job: Job, samples: Sequence[GpuSample], kernel: Kern
     thr = f"{policy.threshold_pct:g} %"
     if not job.spec.kernel_id:
         # Red team 17, R8: a lease asked for without a kernel has no kernel to be busy; the GPU is the
-        # only evidence, under the normal lease window and mode.
+        # only evidence, under the normal lease window and mode. One a kernel this server did not start
+        # holds (released_at_exit) has a kernel whose state is not seen: said so, never "no kernel"
+        # (s41 race41: its queue line said "held by a kernel" and "no kernel is bound" at once).
+        unseen = job.spec.released_at_exit
         return IdleVerdict(idle=True, idle_since=run.since, limit_s=policy.window_s, rule="gpu_no_kernel",
                            mode=policy.lease_mode,
-                           reason=f"{_gpu_reason(run, policy, policy.window_s)}, no kernel is bound to this lease",
-                           open_start=run.open_start, devices=keys, paused_s=run.paused_s, kernel_state="none")
+                           reason=f"{_gpu_reason(run, policy, policy.window_s)}, "
+                                  f"{KERNEL_UNSEEN if unseen else NO_KERNEL_BOUND}",
+                           open_start=run.open_start, devices=keys, paused_s=run.paused_s,
+                           kernel_state="unknown" if unseen else "none")
     state = "unknown" if kernel is None else kernel.execution_state
     bound = policy.busy_kernel_window_s
     # Red41 R3: on a hub the whole report (state AND last_activity) is its user's word; the GPUs idle
@@ -451,6 +457,13 @@ def _users_idle_word(run: _Run, policy: IdlePolicy, bound: float, kernel: Kernel
                    reason=f"GPU < {thr} for {_minutes(bound)} while the {said} ({kernel.source}; {KERNEL_KEPT})",
                    kernel_active_at=active)
 
+
+NO_KERNEL_BOUND = "no kernel is bound to this lease"
+"""The idle rule's words for a lease asked for with no kernel (red team 17, R8)."""
+
+KERNEL_UNSEEN = "its kernel's state is not seen by this server"
+"""The idle rule's words for a lease a kernel this server did not start holds (``released_at_exit``):
+that kernel lives, but reports no state here, so the GPU alone decides."""
 
 KERNEL_KEPT = "the kernel keeps running"
 """What a lease's idle reason or release message says of its kernel, once (newuser35 n6: said twice in one line)."""

@@ -15,6 +15,7 @@ from IPython.core.error import UsageError
 
 from jupyter_sched.cli.main import EXIT_USAGE
 from jupyter_sched.magics.core import MagicError
+from jupyter_sched.reclaim.idle import KERNEL_UNSEEN
 from tests.notebook.nb_harness import cell_text  # a plain module: loads however pytest was started
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
 from tests.onboarding.test_newuser10 import _env
@@ -172,6 +173,8 @@ def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no
     seen: dict[str, Any] = {}
 
     def look(cell: Any, cell_index: int, **_: Any) -> None:  # while the kernel lives: the lease from outside
+        if cell_index == 1:  # s41 race41: the queue cells run only once the idle pass has seen the lease idle
+            seen["idle"] = _idle_entry(ann)
         if cell_index == len(_NBCLIENT_CELLS) - 1:
             (seen["own"],) = ann.get("leases", params={"state": "admitted,running"}).json()
             seen["cat"] = [e for e in cat.get("queue").json() if e["id"] == seen["own"]["id"]]
@@ -187,11 +190,13 @@ def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no
     texts = [" ".join(cell_text(cell).split()) for cell in nb.cells]  # the CLI wraps at its width
     lease = seen["own"]
     cli, magic = texts[2], texts[3]
+    assert seen["idle"]["job_id"] == lease["id"], seen["idle"]
     for said in (cli, magic):
         assert lease["id"] in said, said
-        assert "no kernel" not in said, said
+        assert "no kernel" not in said, said  # the idle rule too, once it is said (the CLI, below)
         assert "held by a kernel this server did not start" in said and "%gpu release or exits" in said, said
     assert "jupyter-sched cancel " + lease["id"] in cli, cli  # sooner, from a terminal
+    assert "idle since" in cli and f", {KERNEL_UNSEEN})" in cli, cli  # the ordering that raced (s41 race41)
     assert lease["kernel_id"] is None and lease["released_at_exit"] is True, lease
     assert lease["name"] == "kernel lease", lease
     assert seen["boss"]["released_at_exit"] is True, seen["boss"]
@@ -203,6 +208,53 @@ def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no
         assert time.monotonic() < deadline, ended
         time.sleep(0.2)
     assert "exited" in str(ended.get("message")), ended
+
+
+def _idle_entry(owner: Any) -> dict[str, Any]:
+    """The owner's one idle entry (``GET idle``), waited for: a granted lease on an unused simulated GPU is
+    idle from the engine's next sample on. Drives the ordering the whole run raced (s41 race41): the queue
+    read after the idle pass saw the lease, when its line carries the idle rule."""
+    deadline = time.monotonic() + 60
+    while not (entries := owner.get("idle").json()):
+        assert time.monotonic() < deadline, "the granted lease never showed in GET idle"
+        time.sleep(0.2)
+    (entry,) = entries if isinstance(entries, list) else entries["idle"]
+    return dict(entry)
+
+
+@pytest.mark.parametrize("at_exit", [True, False], ids=["a kernel the server did not start", "no kernel"])
+def test_s41_race_an_at_exit_leases_idle_rule_says_its_kernel_is_unseen_never_none(at_exit: bool) -> None:
+    """s41 race41 (newuser16 n1 flaked under load): the idle rule of a lease held by a kernel this server did
+    not start (``released_at_exit``, no ``kernel_id``) said "no kernel is bound to this lease", on the same
+    queue line as "held by a kernel this server did not start" — whenever the idle pass saw the lease before
+    the queue was read. Its rule now says the kernel's state is not seen; the window and mode are the
+    kernel-less lease's (the GPU alone decides, as before); a lease asked with no kernel keeps its words."""
+    from datetime import datetime, timedelta, timezone
+
+    from jupyter_sched.model import Allocation, Job, JobKind, JobSpec, JobState
+    from jupyter_sched.model.samples import GpuSample
+    from jupyter_sched.reclaim import IdlePolicy, ReclaimMode, default_idle_arbiter
+    from jupyter_sched.reclaim.idle import NO_KERNEL_BOUND
+    from jupyter_sched.wording.jobs import idle_note
+
+    now = datetime(2026, 12, 7, 21, 0, tzinfo=timezone.utc)
+    spec = JobSpec(name="kernel lease", user="ann", kind=JobKind.LEASE, released_at_exit=at_exit)
+    lease = Job(id="l-1", spec=spec, state=JobState.RUNNING, started_at=now - timedelta(hours=1),
+                allocation=Allocation(node="n1", gpu_uuids=("GPU-1",)))
+    samples = [GpuSample(gpu_uuid="GPU-1", mig_instance=None, timestamp=now - timedelta(minutes=m),
+                         utilization_pct=0.0, memory_used_mib=0.0, memory_total_mib=81920.0) for m in range(40)]
+    policy = IdlePolicy(window_s=1800, warning_s=60, busy_kernel_window_s=7200, lease_mode=ReclaimMode.RELEASE,
+                        busy_kernel_mode=ReclaimMode.NOTIFY)
+    verdict = default_idle_arbiter(job=lease, samples=samples, kernel=None, now=now, policy=policy)
+    assert verdict.idle and verdict.rule == "gpu_no_kernel", verdict
+    assert verdict.limit_s == 1800 and verdict.mode is ReclaimMode.RELEASE, verdict
+    assert verdict.reason.endswith(KERNEL_UNSEEN if at_exit else NO_KERNEL_BOUND), verdict.reason
+    assert ("no kernel" in verdict.reason) is not at_exit, verdict.reason
+    assert verdict.kernel_state == ("unknown" if at_exit else "none"), verdict
+    entry = {"job_id": "l-1", "kind": "lease", "stage": "idle", "action": "release", "rule": verdict.reason,
+             "idle_since": "2026-12-07T20:20:00+00:00", "deadline": "2026-12-07T20:50:00+00:00"}
+    note = idle_note(entry, now, kernel=True if at_exit else False)  # client.status: kernel_id or released_at_exit
+    assert f"(rule: {verdict.reason})" in note and ("no kernel" in note) is not at_exit, note
 
 
 # ---- N3: a dash value after an option of two names ---------------------------------------------------------
