@@ -56,6 +56,7 @@ __all__ = [
     "StoppingError",
     "SchedulerOffError",
     "StoreError",
+    "StoreFullError",
     "TelemetryError",
     "TimestampError",
     "TokenRefusedError",
@@ -240,6 +241,17 @@ class StoreError(SchedError):
     public_message = "the scheduler's database failed to answer"
 
 
+class StoreFullError(StoreError):
+    """The store's disk is full (SQLite's "database or disk is full", PostgreSQL's 53100): the request's
+    transaction was rolled back, nothing of it was saved, and retrying helps only once space is freed
+    (newuser41 N3: "retry in a moment" forever). 507 Insufficient Storage."""
+
+    code = "store_full"
+    public_message = "the scheduler's database is out of disk space: nothing of this request was saved"
+    public_hint = ("free space on the disk of the scheduler's store (jupyter-sched doctor names it and exits 1), "
+                   "then send it again; work accepted before is kept")
+
+
 class OverloadedError(SchedError):
     """The service ran out of a shared resource (file descriptors, connections) while answering:
     nothing is wrong with the request, so it is never audited as the caller's refusal."""
@@ -288,6 +300,7 @@ HTTP_STATUS: dict[type[SchedError], int] = {
     UnschedulableError: 422,
     ExecutorError: 502,
     TelemetryError: 502,
+    StoreFullError: 507,
     StoreError: 503,
     OverloadedError: 503,
     StoppingError: 503,

@@ -49,7 +49,7 @@ from ..abandoned import CHECK_EVERY_ROWS
 from ..accounting import UsageInterval
 from ..accounting.runaway import HOLDING_STATES, RunawayUsage, without_runaways
 from ..accounting.usage import UsageSums
-from ..errors import ConflictError, NotFoundError, SchedError, StoreError, ValidationError
+from ..errors import ConflictError, NotFoundError, SchedError, StoreError, StoreFullError, ValidationError
 from ..model import Job, JobKind, JobState, PendingReason, PriorityClass, QuotaSet
 from ..model.codec import (
     budget_to_dict,
@@ -1784,6 +1784,21 @@ class QuietVersions:
         return 0 <= since < now <= since + self.SPAN and all(v in values for v in range(since + 1, now + 1))
 
 
+
+def _disk_full(url: str, exc: BaseException) -> str | None:
+    """``the store's disk … is full (… free of …; ENOSPC)`` when ``exc`` says the database's disk is full
+    (SQLite's "database or disk is full", PostgreSQL's SQLSTATE 53100); None otherwise."""
+    orig = getattr(exc, "orig", None)
+    if str(getattr(orig, "sqlstate", "") or "") == "53100":
+        return "the database server's disk is full (SQLSTATE 53100)"
+    if not isinstance(orig, sqlite3.OperationalError) or "disk is full" not in str(orig):
+        return None
+    from .start_failure import folder_problem, sqlite_file
+
+    store_file = sqlite_file(url)
+    problem = None if store_file is None else folder_problem(store_file, min_free=0, full_seen=True)
+    return problem.cause if problem is not None else "the store's disk is full (ENOSPC)"
+
 class Store:
     """Entry point to the database.
 
@@ -2048,6 +2063,9 @@ class Store:
                 details[UNREACHABLE] = True
                 said = first_line(f"{exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}")
                 self.outage.failed(said)
+            if (full := _disk_full(self.url, exc)) is not None:  # retrying cannot help (newuser41 N3)
+                raise StoreFullError(f"store failure: {full} ({first_line(said)})", hint="nothing of it was saved; "
+                                     "free space there, then send it again", details=details or None) from exc
             raise StoreError(f"store failure: {said}", hint="retry; if it persists check the database",
                              details=details or None) from exc
         finally:

@@ -85,7 +85,7 @@ def _env(home: Path) -> dict[str, str]:
     return clean
 
 
-def _get(url: str) -> tuple[int, dict[str, Any]]:
+def _get(url: str) -> tuple[int, Any]:
     try:
         with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": "token t"}),
                                     timeout=30) as answer:
@@ -95,14 +95,14 @@ def _get(url: str) -> tuple[int, dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def _server(home: Path) -> Iterator[tuple[str, list[str]]]:
+def _server(home: Path, *extra: str) -> Iterator[tuple[str, list[str]]]:
     """A real ``jupyter server`` of ``home`` with the extension (its default store); yields its URL and, once it
     stopped, its log lines (the list fills at exit)."""
     port, log = _port(), home / "server.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "jupyter_server", "--no-browser", f"--port={port}",
                                  f"--ServerApp.root_dir={home}", "--IdentityProvider.token=t", "--allow-root",
-                                 "--SchedApp.inventory_source=simulated"],
+                                 "--SchedApp.inventory_source=simulated", *extra],
                                 env=_env(home), stdout=out, stderr=subprocess.STDOUT)
     url, lines = f"http://127.0.0.1:{port}/", list[str]()
     try:
@@ -267,3 +267,29 @@ def test_newuser41_n4_a_store_url_that_is_not_the_disk_stays_a_configuration_err
     assert off_error_of(_Set(), refused, opened=False) is None
     assert start_failure(f"sqlite:///{tmp_path}/sched.sqlite", StoreError("file is not a database"),
                          url_set=True) is None
+
+
+def test_newuser41_N3_a_disk_that_fills_while_running_answers_507_and_recovers(tmp_path: Path,
+                                                                             mounts: list[Path]) -> None:
+    """N3 part 2: the store's disk fills while the scheduler runs. A submit is answered 507 ``store_full`` saying the
+    disk is out of space and that nothing of it was saved (never "retry in a moment"); the job accepted before is
+    kept; once space is freed the next submit is accepted, with no restart."""
+    home = tmp_path / "home"
+    store_dir = home / ".local/share/jupyter/jupyter_sched"
+    _mount(store_dir, "size=16m")
+    mounts.append(store_dir)
+    with _server(home, f"--SchedApp.log_dir={tmp_path / 'logs'}") as (url, _lines):
+        first = _cli(home, url, "submit", "--name", "before", "--gpus", "1", "--", "sleep", "1")
+        assert first.returncode == 0, first.stdout + first.stderr
+        _fill(store_dir)
+        refused = _cli(home, url, "submit", "--name", "while-full", "--gpus", "1", "--", "sleep", "1")
+        said = refused.stdout + refused.stderr
+        assert refused.returncode != 0 and "out of disk space: nothing of this request was saved" in said, said
+        assert "retry in a moment" not in said and "Traceback" not in said, said
+        (store_dir / "filler").unlink()
+        again = _cli(home, url, "submit", "--name", "after", "--gpus", "1", "--", "sleep", "1")
+        assert again.returncode == 0, again.stdout + again.stderr
+        status, body = _get(url + "api/sched/jobs?limit=50")
+        assert status == 200, body
+        names = {job["name"] for job in body}
+        assert {"before", "after"} <= names and "while-full" not in names, names
