@@ -35,7 +35,7 @@ from jupyter_sched.store.start_failure import folder_problem, start_failure
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
 ROOT = Path(__file__).resolve().parents[2]
-PORTS = range(21300, 21400)  # this branch's block (/work/coord/assign.md)
+PORTS = range(21300, 21399)  # this branch's block (/work/coord/assign.md) but 21399: no hub answers there
 
 
 def _mount(where: Path, *options: str) -> None:
@@ -75,7 +75,7 @@ def _port() -> int:
             except OSError:
                 continue
             return port
-    pytest.fail("no free port in 21300-21399")
+    pytest.fail("no free port in 21300-21398")
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -293,3 +293,23 @@ def test_newuser41_N3_a_disk_that_fills_while_running_answers_507_and_recovers(t
         assert status == 200, body
         names = {job["name"] for job in body}
         assert {"before", "after"} <= names and "while-full" not in names, names
+
+
+def test_newuser41_n4_serve_on_a_read_only_store_exits_1_with_the_one_line(tmp_path: Path, mounts: list[Path]) -> None:
+    """``jupyter-sched serve`` (the hub's service: nothing to serve without its store) on a read-only store folder
+    exits 1 with one ERROR line naming EROFS and the fix, no traceback (no hub answers at 21399, the last port of
+    this block: the token check only warns)."""
+    store_dir = tmp_path / "ro"
+    _mount(store_dir, "size=1m", "ro")
+    mounts.append(store_dir)
+    home = tmp_path / "home"
+    env = {**_env(home), "JUPYTERHUB_API_URL": "http://127.0.0.1:21399/hub/api", "JUPYTERHUB_API_TOKEN": "x",
+           "JUPYTER_SCHED_DB_URL": f"sqlite:///{store_dir / 'sched.sqlite'}"}
+    done = subprocess.run([CLI, "serve", "--ip", "127.0.0.1", f"--port={_port()}", "--allow-root",
+                           "--allow-unprivileged-port"], env=env, capture_output=True, text=True, timeout=120)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said[-3000:]
+    errors = [line for line in said.splitlines() if line.startswith("[E ")]
+    assert len(errors) == 1 and "Traceback" not in said, said[-3000:]
+    assert "jupyter-sched serve: not starting, the scheduler cannot run: the store " in errors[0], errors[0]
+    assert "read-only file system (EROFS). Fix: make " in errors[0], errors[0]
