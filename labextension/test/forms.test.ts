@@ -10,9 +10,10 @@ import { nullTranslator } from '@jupyterlab/translation';
 import { dryRunSentence, offeredPriorities, offeredTeams, RESUBMIT_COPIED, RESUBMIT_NOT_COPIED, resubmitBody, submitBodyFrom, submitErrorSentence, SubmitView, EMPTY_VALUES } from '../src/sections/submit';
 import { FakeSchedServer, json, makeJob, settle } from './fakeserver';
 import type { Job } from '../src/types';
-import { click, context, flush, mount, startedModel, text } from './ui';
+import { click, context, disposeMounted, flush, mount, startedModel, text } from './ui';
 
 afterEach(() => {
+  disposeMounted();
   document.body.replaceChildren();
 });
 

@@ -104,7 +104,22 @@ export function context(model: SchedModel, commands = new CommandRegistry(), sta
 }
 
 /** Attach a widget to the document and render it. */
+/** Widgets {@link mount} attached, for {@link disposeMounted}. */
+const mounted: Widget[] = [];
+
+/** Dispose every widget {@link mount} attached: their React effects clean up (debounce timers cleared), so no
+ * timer of a finished test sets state after the test environment is torn down ("window is not defined",
+ * an unhandled rejection that fails the run: session 41, the admin audit search's 300 ms debounce). */
+export function disposeMounted(): void {
+  for (const widget of mounted.splice(0)) {
+    if (!widget.isDisposed) {
+      widget.dispose();
+    }
+  }
+}
+
 export async function mount<T extends Widget>(widget: T): Promise<T> {
+  mounted.push(widget);
   Widget.attach(widget, document.body);
   widget.update();
   await flush();

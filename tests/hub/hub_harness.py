@@ -432,6 +432,12 @@ class Hub:
         for process in (self.service, self.process):
             if process is not None:
                 process.wait(30)
+        # a SIGKILL is delivered when the process next runs: on a loaded machine a frozen one can still be there a
+        # moment later (the whole run of session 41: one of them, right after stop() returned)
+        deadline = time.monotonic() + 30
+        for pid in frozen:
+            while time.monotonic() < deadline and _still_running(pid):
+                time.sleep(0.01)
         self.service = self.process = None
 
     def _stop_hub(self) -> None:
@@ -445,6 +451,14 @@ class Hub:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
         self.process = None
+
+
+def _still_running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has: only its parent's wait is left)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _pids_mentioning(text: str, roots: list[int] | tuple[int, ...] = ()) -> list[int]:

@@ -22,7 +22,8 @@ from jupyter_sched.hub.spawn_token import SERVICE_TOKEN_ENV, chain_hooks, revoke
 from tests.accounts import Account
 
 from .hub_harness import Hub, amy_and_eve, amy_and_eve_hub
-from .test_verify26_v3_spawn_token import _server_environ, _Spawner, _User
+from .test_verify25_v7_proxy_squat import _server_environ
+from .test_verify26_v3_spawn_token import _Spawner, _User
 
 CACHE_S = 2
 

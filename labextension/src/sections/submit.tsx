@@ -372,6 +372,7 @@ export const RESUBMIT_NOT_COPIED: Readonly<Partial<Record<keyof SubmitRequest, s
   kernel_id: "a lease's kernel: leases are not resubmitted",
   kernel_notebook: "a lease's notebook: leases are not resubmitted",
   released_at_exit: "a lease's: leases are not resubmitted",
+  asking_process: "a lease's asking kernel process: leases are not resubmitted",
   parent_job_id: 'the new job is a run of its own',
   source: 'kept in the store, not in the job object (a definition resubmits itself)',
   notebook_json: 'kept in the store, not in the job object (a definition resubmits itself)'
