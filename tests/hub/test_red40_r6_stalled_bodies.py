@@ -100,20 +100,7 @@ def test_red40_r6_moving_uploads_are_not_refused_for_stalled_bodies_of_others(
     try:
         assert door.guarded.bodies.held == HELD  # the budget is full of stalled bodies
         time.sleep(body_budget.STALLED_S + 0.3)  # no byte of them for longer than a moving upload ever pauses
-        # ann uploads two notebooks at once, steadily, the second 0.1 s after the first
-        first = socket.create_connection(("127.0.0.1", door.port), timeout=10)
-        second = socket.create_connection(("127.0.0.1", door.port), timeout=10)
-        with first, second:
-            _head(first, UPLOAD)
-            first.sendall(b"x" * (UPLOAD // 10))
-            time.sleep(0.1)
-            _head(second, UPLOAD)
-            for piece in range(10):
-                if piece:
-                    first.sendall(b"x" * (UPLOAD // 10))
-                second.sendall(b"x" * (UPLOAD // 10))
-                time.sleep(0.1)
-            answers = [_answer(first, 10), _answer(second, 10)]
+        answers = _upload_two(door)  # ann uploads two notebooks at once, steadily
         for answer in answers:  # both taken: neither is "holding most" against the stalled bodies
             assert answer.startswith(b"HTTP/1.1 200") and b'"received": 70000' in answer, answer[:400]
         assert door.ran == [UPLOAD, UPLOAD]

@@ -12,7 +12,6 @@ read back), the local executor (``sleep``), the admission rules themselves.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import pytest
 from jupyter_sched.admission.rules import id_name, visible_text
 from jupyter_sched.errors import ValidationError
 from jupyter_sched.model import JobState
-from jupyter_sched.services import Services, build_services
+from jupyter_sched.services import Services
 from jupyter_sched.services.models import GetQueueRequest, SubmitJobRequest, parse
 from jupyter_sched.services.models.definitions import CreateDefinitionRequest, UpdateDefinitionRequest
 from jupyter_sched.store.codec import JobRecord
@@ -69,16 +68,6 @@ def test_red41_r2_a_hyphen_lookalike_beside_latin_or_ascii_is_refused_naming_it(
 @pytest.mark.parametrize("name", KEPT, ids=[ascii(n) for n in KEPT])
 def test_red41_r2_dashes_between_spaces_long_dashes_and_other_scripts_dashes_pass(name: str) -> None:
     visible_text(name, "name", limit=200, name=True)
-
-
-@pytest.fixture
-def services(tmp_path: Path) -> Iterator[Services]:
-    built = build_services({"db_url": f"sqlite:///{tmp_path / 'sched.sqlite'}", "log_dir": str(tmp_path / "logs"),
-                            "simulated_gpus": 1, "telemetry_source": "off"})
-    try:
-        yield built
-    finally:
-        built.store.close()
 
 
 def _refused(services: Services, user: str) -> list[dict[str, Any]]:
