@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import AuthorizationError, ValidationError
 from ..model.periods import said_to_reader
@@ -64,6 +64,8 @@ from .teams import teams as teams_command
 from .users import users as users_command
 
 __all__ = ["COMMANDS", "number_or_text"]
+
+T = TypeVar("T")
 
 
 def _now() -> datetime:
@@ -561,7 +563,6 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         print(f"{PROG} logs: -o FILE saves the executed notebook: add --notebook (the log itself: > FILE) "
               "[usage_error]", file=io.err)
         return EXIT_USAGE
-    args.job_id = job_of(client, args.job_id, "logs", io)  # a name of mine is taken for its id
     said: set[tuple[str, str]] = set()
     last = [""]  # the log's last text shown: a note starts on a line of its own
 
@@ -571,6 +572,12 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
               file=io.err, flush=True)
         last[0] = ""
 
+    # -f: a restart of the server is ridden out from its first request on, the log read on from the last offset
+    # (hubadmin23 A18; CI of session 41: a restart during the name lookup or the first read ended it, exit 3)
+    poll = _ride_out(lambda line: note({"text": line}), f"still following {args.job_id}'s log",
+                     following=True) if args.follow else _at_once
+    args.job_id = poll(lambda: job_of(client, args.job_id, "logs", io))  # a name of mine is taken for its id
+
     tail = getattr(args, "tail", None)  # 0 or more: its parser's type (wording.flags.line_count) said anything else
     offset = 0
     if tail is not None:  # the last N lines, read through in the largest slices (newuser26 N4: an 18 MB log whole)
@@ -578,19 +585,15 @@ def logs(client: Any, args: argparse.Namespace, io: Streams) -> int:
         out.write(shown("".join(lines)))
         last[0] = lines[-1] if lines else ""
     if args.follow:
-        from ..client.ride_out import CTRL_C, RideOut
-
         wrote = bool(last[0])
-        chunk = client.logs(args.job_id, offset=offset)  # whether there is anything yet, and a 404 before any wait
+        # whether there is anything yet, and a 404 before any wait
+        chunk = poll(lambda: client.logs(args.job_id, offset=offset))
         followed = FollowedLine(terminal=_is_terminal(out))  # a progress bar redrawn in place (newuser40 n11)
         if last[0] and not last[0].endswith("\n"):
             followed.on_screen = printable_log(last[0].rsplit("\n", 1)[-1])
-        # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
-        poll = RideOut(lambda line: note({"text": line}), doing=f"still following {args.job_id}'s log",
-                       stop=CTRL_C.replace("waiting", "following"))
         try:
             if not chunk["text"] and not wrote:
-                _say_no_output(client, args.job_id, io, follow=True)
+                poll(lambda: _say_no_output(client, args.job_id, io, follow=True))
             for text in client.follow_logs(args.job_id, offset=offset, on_note=note, noted=said, through=poll):
                 wrote = wrote or bool(text)
                 begins = not last[0] or last[0].endswith("\n")
@@ -799,21 +802,35 @@ def wait(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
     limit = parse_duration(args.wait_timeout, field="--for", hint="give how long to wait, e.g. --for 10m, or leave "
                            "--for out to wait until it ends") if args.wait_timeout else None  # new user 20, N24
-    args.job_id = job_of(client, args.job_id, "wait", io)  # a name of mine is taken for its id
-    return _wait_for(client, args.job_id, limit, io, json_out=args.json)
+    # ridden out from the name lookup on (CI of session 41: a restart during it ended the wait, exit 3)
+    poll = _ride_out(_say(io), f"still waiting for {args.job_id}")
+    args.job_id = poll(lambda: job_of(client, args.job_id, "wait", io))  # a name of mine is taken for its id
+    return _wait_for(client, args.job_id, limit, io, json_out=args.json, poll=poll)
 
 
-def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, json_out: bool) -> int:
+def _ride_out(say: Callable[[str], None], doing: str, *, following: bool = False) -> Any:
+    """A :class:`~jupyter_sched.client.ride_out.RideOut` for one wait (its notice said once through ``say``)."""
+    from ..client.ride_out import CTRL_C, RideOut
+
+    return RideOut(say, doing=doing, stop=CTRL_C.replace("waiting", "following") if following else CTRL_C)
+
+
+def _at_once(fetch: Callable[[], T]) -> T:
+    """``fetch()``: a request that is not ridden out (a command that does not wait)."""
+    return fetch()
+
+
+def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, json_out: bool,
+              poll: Any = None) -> int:
     """Poll ``job_id`` until it ends (or ``limit_s`` seconds pass), riding out a restart of the
-    server (:mod:`jupyter_sched.client.ride_out`, hubadmin23 A18): exit 0 / 4 / 5 / 130 as ``wait
-    --help`` says; a server that stays silent past the ride-out raises its error (the CLI's exit 3)."""
-    from ..client.ride_out import RideOut
-
+    server (:mod:`jupyter_sched.client.ride_out`, hubadmin23 A18) through ``poll`` (a new one when None): exit 0 /
+    4 / 5 / 130 as ``wait --help`` says; a server that stays silent past the ride-out raises its error (exit 3)."""
     started = time.monotonic()
     deadline = None if limit_s is None else started + limit_s
     delay = 0.2
     with TerminalProgress(io.err) as bar:
-        poll = RideOut(_say(io), doing=f"still waiting for {job_id}", before_notice=bar.close)
+        poll = poll or _ride_out(_say(io), f"still waiting for {job_id}")
+        poll.before_notice = bar.close
         job: dict[str, Any] = {}
         try:
             job = poll(lambda: client.job(job_id), deadline=deadline)
