@@ -805,6 +805,61 @@ export function formatElapsed(
   return '–';
 }
 
+/**
+ * The job that preempted another, as reasons name jobs: `mal3 (j-…)` when its name is known
+ * (`preempted_by_name`), else its id (the server's `wording.jobs.preemptor`).
+ */
+export function preemptorOf(id: string | null | undefined, name: string | null | undefined): string | undefined {
+  if (!id) {
+    return undefined;
+  }
+  const named = (name ?? '').trim().slice(0, 80);
+  return named && named !== id ? `${named} (${id})` : id;
+}
+
+/**
+ * `start 2, after preemption by b-normal (j-…)` of work running again after it was preempted (or
+ * `start 2, after a requeue` when no job preempted it), as the CLI's `jobs` and `status` say it
+ * (`wording.jobs._restarted`); "" on a first run, of a lease, and of work not running. Runs stopped just
+ * after they started (`false_starts`) are no starts (new user 24, N1). Newuser41 n6: the My work and Queue
+ * cards of a preempted-and-restarted job said only "Running · elapsed 6m26s", counting the second run.
+ */
+export function restartedText(
+  job: Pick<Job, 'state' | 'kind' | 'attempts' | 'false_starts' | 'preempted_by' | 'preempted_by_name'>,
+  trans: TranslationBundle = NULL_TRANS
+): string {
+  const start = runNumber(job);
+  if (start <= 1) {
+    return '';
+  }
+  const by = preemptorOf(job.preempted_by, job.preempted_by_name);
+  return by ? trans.__('start %1, after preemption by %2', start, by) : trans.__('start %1, after a requeue', start);
+}
+
+/** Which start of a running job this run is (its `attempts` less its `false_starts`); 1 for a first run, a
+ * lease, and work not admitted or running. */
+export function runNumber(job: Pick<Job, 'state' | 'kind' | 'attempts' | 'false_starts'>): number {
+  if (job.kind === 'lease' || (job.state !== 'admitted' && job.state !== 'running')) {
+    return 1;
+  }
+  const attempts = Number.isInteger(job.attempts) ? (job.attempts as number) : 0;
+  const falseStarts = Number.isInteger(job.false_starts) ? (job.false_starts as number) : 0;
+  return Math.max(1, attempts - falseStarts);
+}
+
+/**
+ * `elapsed 6m26s`, and of a restarted job `elapsed 6m26s this run` — what it counts: the time since this
+ * start, not since the first (newuser41 n6: "elapsed 6m26s" of start 2 hid the 10 minutes of start 1).
+ */
+export function elapsedText(
+  job: Pick<Job, 'state' | 'kind' | 'attempts' | 'false_starts' | 'submitted_at' | 'started_at' | 'finished_at'>,
+  now: Date = new Date(),
+  trans: TranslationBundle = NULL_TRANS
+): string {
+  const elapsed = formatElapsed(job, now, trans);
+  return runNumber(job) > 1 && job.started_at ? trans.__('elapsed %1 this run', elapsed) : trans.__('elapsed %1', elapsed);
+}
+
 /** MiB → `512 MiB`, `80 GiB`, `1.5 TiB`. */
 export function formatMiB(mib: number | null | undefined): string {
   if (mib === null || mib === undefined || !isFinite(mib)) {

@@ -7,7 +7,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import * as React from 'react';
 
 import { CommandIDs } from '../commandids';
-import { clockText, clockUTC, drainLine, endedText, endsLine, formatElapsed, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, shownText, stateLabel, stateWord, stoppingText, workName } from '../format';
+import { clockText, clockUTC, drainLine, elapsedText, endedText, endsLine, formatEta, formatGpus, goneLine, unhealthyLine, inCluster, limitEnd, outcome, plannedLimitLine, plannedLine, progressLine, queueLine, queuePosition, restartedText, shownText, stateLabel, stateWord, stoppingText, workName } from '../format';
 import { executedCopyPath, executedDownloadUrl, hasExecutedNotebook } from '../executed';
 import { keepAliveOffered } from '../keepalive';
 import type { ISchedModel, ISchedSection } from '../tokens';
@@ -197,10 +197,10 @@ export class QueueView extends ModelView {
         {items.map(job => (
           <JobRow key={job.id} job={job} model={model} trans={trans}>
             {/* running on GPUs the inventory no longer lists, as the CLI and the magics say it (hubadmin 22, H3) */}
-            <ReasonLine trans={trans} text={shownText([queueLine(job, now, trans, model.me?.user ?? null, model.isMine(job) && holdAction(job, !!model.me?.is_admin) === 'release' ? 'myWork' : null), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · '))} />
+            <ReasonLine trans={trans} text={shownText([queueLine(job, now, trans, model.me?.user ?? null, model.isMine(job) && holdAction(job, !!model.me?.is_admin) === 'release' ? 'myWork' : null), restartedText(job, trans), goneLine(job, trans), unhealthyLine(job), drainLine(job), plannedLine(job, now), plannedLimitLine(job)].filter(Boolean).join(' · '))} />
             {!isWaiting(job.state) ? (
               <div className="jp-sched-job-meta">
-                <span className="jp-sched-elapsed">{trans.__('elapsed %1', formatElapsed(job, now, trans))}</span>
+                <span className="jp-sched-elapsed">{elapsedText(job, now, trans)}</span>
               </div>
             ) : null}
             <EndsLine job={job} now={now} />
@@ -407,18 +407,20 @@ export class MyWorkView extends ModelView {
                     ? trans._n('on %2 · GPU %3', 'on %2 · GPUs %3', gpus.length, job.allocation.node ?? '?', gpus.map(u => gpuIndex.get(u) ?? u).join(', '))
                     : trans.__('on %1 (no GPUs)', job.allocation.node ?? '?') // was "on vm · GPUs" and an empty list (new user 5)
                   : '';
+            // start 2 of work preempted and started again, as `jupyter-sched jobs` says it (newuser41 n6)
+            const restarted = done ? '' : restartedText(job, trans);
             return (
               <JobRow key={job.id} job={job} model={model} trans={trans}>
                 <div className="jp-sched-job-meta">
                   <span className="jp-sched-elapsed">
-                    {endedText(job, now, trans) || trans.__('elapsed %1', formatElapsed(job, now, trans))}
+                    {endedText(job, now, trans) || elapsedText(job, now, trans)}
                   </span>
                   {util !== null ? ` · ${trans.__('GPU use %1%', Math.round(util))}` : ''}
                 </div>
                 {util !== null ? <Bar fraction={util / 100} className="jp-sched-bar-util" /> : null}
                 <ProgressLine job={job} now={now} trans={trans} />
-                {detail || stoppingText(job) || gone || planned ? (
-                  <ReasonLine trans={trans} text={shownText([stoppingText(job), detail, gone, planned].filter(Boolean).join(' · '))} />
+                {detail || stoppingText(job) || restarted || gone || planned ? (
+                  <ReasonLine trans={trans} text={shownText([stoppingText(job), detail, restarted, gone, planned].filter(Boolean).join(' · '))} />
                 ) : null}
                 {sick ? <div className="jp-sched-reason jp-sched-unhealthy" role="status">{shownText(sick)}</div> : null}
                 {!done && drainLine(queued.get(job.id) ?? job) ? (
