@@ -552,6 +552,19 @@ export function serverWide(err: unknown): boolean {
   return err instanceof ServerNotAnsweringError || noAnswer(err) || (err instanceof SchedApiError && err.code === 'stopping') || schedulerUnanswered(err);
 }
 
+/**
+ * Whether `err` says the scheduler is not running on this server (503 `scheduler_off`: its store failed at start —
+ * a full disk, a read-only folder — and JupyterLab runs on without it; store41). Its message names the cause and its
+ * hint the fix; retrying cannot help until the server is restarted, so it is never resent (not {@link serverWide}),
+ * and the panel asks again only every {@link OFF_RETRY_MS}.
+ */
+export function schedulerOff(err: unknown): err is SchedApiError {
+  return err instanceof SchedApiError && err.code === 'scheduler_off';
+}
+
+/** How often the panel asks again while the scheduler is off or the server does not answer at start, ms. */
+export const OFF_RETRY_MS = 30_000;
+
 /** `the scheduler service is not answering — showing what it said at 16:01:11 UTC; retrying` (`at` null: no time). */
 export function schedulerNotAnsweringText(at: Date | null): string {
   const shown = at ? ` — showing what it said at ${clockText(at, new Date(), true)}` : '';

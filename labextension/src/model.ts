@@ -12,7 +12,7 @@
 import { DisposableDelegate, type IDisposable } from '@lumino/disposable';
 import { Signal } from '@lumino/signaling';
 
-import { describeError, type SchedClient, schedulerNotAnsweringText, ServerExtensionMissingError, serverWide } from './client';
+import { describeError, OFF_RETRY_MS, type SchedClient, schedulerNotAnsweringText, schedulerOff, ServerExtensionMissingError, serverWide } from './client';
 import { EventStream, type StreamStatus, Throttle } from './events';
 import { getDisplayZone, queuePosition, setZoneLabels, stoppingText, workName } from './format';
 import { TelemetryHistory } from './telemetry';
@@ -62,6 +62,9 @@ export interface ISchedModelOptions {
   maxBackoffMs?: number;
   /** Clock in ms (tests). */
   now?: () => number;
+  /** How often the model asks again while the scheduler is off or the server did not answer at start, ms (default
+   * {@link OFF_RETRY_MS}). */
+  offRetryMs?: number;
 }
 
 
@@ -184,6 +187,10 @@ export class SchedModel implements ISchedModel {
   private meReading = false;
   private meAgain = false;
   private _refreshInterval: number;
+  /** The start failed for a reason that passes (the scheduler off, the server not answering): the next try. */
+  private startRetry: ReturnType<typeof setTimeout> | null = null;
+  /** When a read was last answered 503 `scheduler_off` (ms; null: it runs): polls wait {@link offRetryMs} then. */
+  private offAt: number | null = null;
   private _disposed = false;
   private readonly now: () => number;
 
@@ -203,6 +210,14 @@ export class SchedModel implements ISchedModel {
 
   get startError(): string | null {
     return this._startError;
+  }
+
+  get retryStartInS(): number | null {
+    return this.startRetry === null ? null : Math.round(this.offRetryMs / 1000);
+  }
+
+  private get offRetryMs(): number {
+    return this.options.offRetryMs ?? OFF_RETRY_MS;
   }
 
   get config(): Config | null {
@@ -286,8 +301,9 @@ export class SchedModel implements ISchedModel {
   }
 
   private setStatus(status: SchedModelStatus, error: string | null = null): void {
+    const said = error !== this._startError; // a failed start that fails again otherwise (off → not answering) is said
     this._startError = error;
-    if (status !== this._status) {
+    if (status !== this._status || (said && status === 'failed')) {
       this._status = status;
       this.statusChanged.emit(status);
     }
@@ -334,12 +350,23 @@ export class SchedModel implements ISchedModel {
   }
 
   private async doStart(): Promise<void> {
-    this.setStatus('loading');
+    if (this.startRetry !== null) {
+      clearTimeout(this.startRetry);
+      this.startRetry = null;
+    }
+    if (this._status !== 'failed') {
+      this.setStatus('loading'); // a retry of a failed start keeps saying why until it is answered (no flicker)
+    }
     try {
       const [config, me] = await Promise.all([this.client.config(), this.client.me()]);
       this._config = config;
       this._me = me;
     } catch (err) {
+      // the scheduler off (503 scheduler_off: message + fix) or a server that did not answer (a restart) pass:
+      // asked again every offRetryMs, so the panel comes back by itself once it runs (store41)
+      if (!this._disposed && (schedulerOff(err) || serverWide(err))) {
+        this.startRetry = setTimeout(() => void this.start(), this.offRetryMs);
+      }
       this.setStatus(err instanceof ServerExtensionMissingError ? 'missing' : 'failed', describeError(err));
       return;
     }
@@ -371,6 +398,9 @@ export class SchedModel implements ISchedModel {
     }
     this._disposed = true;
     this.stream?.dispose();
+    if (this.startRetry !== null) {
+      clearTimeout(this.startRetry);
+    }
     if (this.pollTimer !== null) {
       clearInterval(this.pollTimer);
     }
@@ -497,6 +527,9 @@ export class SchedModel implements ISchedModel {
 
   /** One polling round: everything watched while the stream is down, the queue while it is up. */
   private poll(): void {
+    if (this.offAt !== null && this.now() - this.offAt < this.offRetryMs) {
+      return; // the scheduler is off: nothing changes until the server is restarted (store41)
+    }
     const down = this.streamStatus !== 'open';
     for (const resource of SCHED_RESOURCES) {
       if (this.isWatched(resource) && (down || resource === 'queue')) {
@@ -582,12 +615,18 @@ export class SchedModel implements ISchedModel {
         }
       }
       this.loadedResources.add(resource);
+      this.offAt = null;
       this.setError(resource, null);
       this.setDown(resource, null);
       this.askZoneLabelsIfOwed(); // the server answers again
       this.kickStream();
     } catch (err) {
-      if (serverWide(err)) {
+      if (schedulerOff(err)) {
+        // every read answers it alike: its cause and fix said once, under the header; polled slowly (store41)
+        this.offAt = this.now();
+        this.setError(resource, null);
+        this.setDown(resource, describeError(err));
+      } else if (serverWide(err)) {
         // the same for every resource: said once, under the panel's header (newuser26 n12), not per section
         this.setError(resource, null);
         this.setDown(resource, describeError(err, { retrying: true })); // the last answer stays shown (N13)

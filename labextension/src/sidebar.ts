@@ -367,6 +367,13 @@ export class SchedSidebar extends SidePanel {
         title.textContent = trans.__('Scheduler unavailable');
         text.textContent = shownText(model.startError ?? '');
         notice.append(title, text);
+        if (model.retryStartInS !== null) {
+          // the scheduler off (its cause and fix above) or the server restarting: it comes back by itself (store41)
+          const again = document.createElement('p');
+          again.className = 'jp-sched-muted jp-sched-retrying';
+          again.textContent = trans.__('Asked again every %1 s: the panel comes back by itself once the scheduler runs.', model.retryStartInS);
+          notice.append(again);
+        }
       }
       const retry = document.createElement('button');
       retry.type = 'button';

@@ -71,6 +71,9 @@ export interface ISchedModel extends IDisposable {
   readonly status: SchedModelStatus;
   /** Why `status` is `missing` or `failed` (one readable line). */
   readonly startError: string | null;
+  /** A failed start that passes (the scheduler off, the server not answering) is tried again: every this many
+   * seconds; null when it is not (store41). */
+  readonly retryStartInS: number | null;
   /** `GET config`; null before start. */
   readonly config: Config | null;
   /** `GET me`; null before start. */

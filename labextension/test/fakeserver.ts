@@ -119,7 +119,7 @@ export class FakeSchedServer {
   /** Status code `GET events` answers (200 opens a stream). */
   eventsStatus = 200;
   /** Answer every route except `events` with this status and error body (null: normal answers). */
-  failWith: { status: number; code: string; message: string } | null = null;
+  failWith: { status: number; code: string; message: string; hint?: string; reference?: string } | null = null;
   /** Extra routes: `"METHOD path"` (path without `api/sched/` and query) → answer. */
   routes = new Map<string, (body: unknown, query: URLSearchParams) => Response>();
   readonly calls: { method: string; path: string; body: unknown }[] = [];
@@ -152,7 +152,8 @@ export class FakeSchedServer {
         return custom(body, new URLSearchParams(search ?? ''));
       }
       if (this.failWith) {
-        return json(this.failWith.status, { error: { code: this.failWith.code, message: this.failWith.message, field: null, hint: null } });
+        const { status, code, message, hint, reference } = this.failWith;
+        return json(status, { error: { code, message, field: null, hint: hint ?? null, ...(reference ? { reference } : {}) } });
       }
       switch (`${method} ${route}`) {
         case 'GET config':

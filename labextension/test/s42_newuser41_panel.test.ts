@@ -1,10 +1,14 @@
 // s42-panel: what the GPUs panel left out (newuser41 n6, n8, n10; store41's unchecked 503/507 answers).
-import { afterEach, describe, expect, it } from 'vitest';
+import { StateDB } from '@jupyterlab/statedb';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
+import { OFF_RETRY_MS, SchedClient } from '../src/client';
 import { elapsedText, restartedText, runNumber } from '../src/format';
+import { SchedModel } from '../src/model';
 import { MyWorkView, QueueView } from '../src/sections';
-import { FakeSchedServer, makeJob, queueRow } from './fakeserver';
-import { context, disposeMounted, mount, startedModel, text } from './ui';
+import { SubmitView } from '../src/sections/submit';
+import { FakeSchedServer, json, makeJob, queueRow, settle } from './fakeserver';
+import { click, context, disposeMounted, flush, mount, sidebarOn, startedModel, text, type } from './ui';
 
 afterEach(() => {
   disposeMounted();
@@ -57,6 +61,142 @@ describe('newuser41 n6: a preempted-and-restarted job says so on its cards', () 
       expect(first).not.toContain('start ');
       expect(first).not.toContain('this run');
     }
+    model.dispose();
+  });
+});
+
+/** The 503 every api/sched/ request is answered while the store failed at start (errors.SchedulerOffError via
+ * extension/store_off.py: its message and hint as the server writes them). */
+const OFF = {
+  status: 503, code: 'scheduler_off', reference: 'r-0ff',
+  message: "the scheduler is not running: the default store /home/a/.local/share/jupyter/jupyter_sched/sched.sqlite cannot be used: the store's disk /home/a/.local/share/jupyter/jupyter_sched is full (0 bytes free of 16 MiB; ENOSPC)",
+  hint: 'free space on /home/a/.local/share/jupyter/jupyter_sched, or set c.SchedApp.db_url to a store on another disk; then restart the server'
+};
+
+describe('store41: the panel says scheduler_off and store_full, polls slowly while off, and comes back by itself', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('test_store41_panel_a_start_answered_scheduler_off_says_why_and_the_fix_and_recovers_by_itself', async () => {
+    vi.useFakeTimers();
+    const server = new FakeSchedServer();
+    server.failWith = OFF;
+    const model = new SchedModel({ client: new SchedClient(server.transport), refreshInterval: 10 });
+    await model.start();
+    expect(model.status).toBe('failed');
+    expect(model.startError).toBe(`${OFF.message} — ${OFF.hint} (reference r-0ff)`);
+    expect(model.startError).not.toContain('Unhandled');
+    expect(model.retryStartInS).toBe(OFF_RETRY_MS / 1000);
+    const asked = server.count('GET', 'config');
+    await vi.advanceTimersByTimeAsync(OFF_RETRY_MS - 1000);
+    expect(server.count('GET', 'config')).toBe(asked); // not asked again at the refresh interval
+    // the server is restarting (no answer at all): still failed, still asked again
+    server.failWith = null;
+    const transport = server.transport.request;
+    server.transport.request = async () => {
+      throw new TypeError('Failed to fetch');
+    };
+    await vi.advanceTimersByTimeAsync(1000);
+    await settle();
+    expect(model.status).toBe('failed');
+    expect(model.startError).toContain('the server is not answering');
+    expect(model.retryStartInS).toBe(OFF_RETRY_MS / 1000);
+    // back, its store fixed: the panel starts by itself, no click
+    server.transport.request = transport;
+    await vi.advanceTimersByTimeAsync(OFF_RETRY_MS);
+    await settle();
+    expect(model.status).toBe('ready');
+    expect(model.retryStartInS).toBeNull();
+    model.dispose();
+  });
+
+  it('test_store41_panel_a_refusal_that_does_not_pass_is_not_retried_by_itself', async () => {
+    vi.useFakeTimers();
+    const server = new FakeSchedServer();
+    server.failWith = { status: 403, code: 'forbidden', message: 'not allowed' };
+    const model = new SchedModel({ client: new SchedClient(server.transport), refreshInterval: 10 });
+    await model.start();
+    expect(model.status).toBe('failed');
+    expect(model.retryStartInS).toBeNull();
+    const asked = server.count('GET', 'config');
+    await vi.advanceTimersByTimeAsync(3 * OFF_RETRY_MS);
+    expect(server.count('GET', 'config')).toBe(asked);
+    model.dispose();
+  });
+
+  it('test_store41_panel_reads_answered_scheduler_off_say_it_once_and_poll_slowly_until_it_runs', async () => {
+    vi.useFakeTimers();
+    const server = new FakeSchedServer();
+    server.eventsStatus = 503; // the stream is refused too: the queue is polled
+    const model = new SchedModel({ client: new SchedClient(server.transport), refreshInterval: 10, maxBackoffMs: 60_000 });
+    model.watch('queue');
+    model.watch('jobs');
+    await model.start();
+    await settle();
+    expect(model.serverDown).toBeNull();
+    server.failWith = OFF; // the server restarted on a full disk while the page stayed open
+    await vi.advanceTimersByTimeAsync(10_000);
+    await settle();
+    // one line under the header with the cause and the fix, no alert per section
+    expect(model.serverDown).toBe(`${OFF.message} — ${OFF.hint} (reference r-0ff)`);
+    expect(model.error('queue')).toBeNull();
+    expect(model.error('jobs')).toBeNull();
+    const before = server.count('GET', 'queue');
+    await vi.advanceTimersByTimeAsync(60_000);
+    await settle();
+    const polled = server.count('GET', 'queue') - before;
+    expect(polled).toBeGreaterThan(0);
+    expect(polled).toBeLessThanOrEqual(60_000 / OFF_RETRY_MS); // not every 10 s (6 a minute)
+    server.failWith = null;
+    await vi.advanceTimersByTimeAsync(OFF_RETRY_MS);
+    await settle();
+    expect(model.serverDown).toBeNull();
+    model.dispose();
+  });
+
+  it('test_store41_panel_the_sidebar_shows_the_cause_the_fix_and_that_it_comes_back_by_itself', async () => {
+    vi.useFakeTimers();
+    const server = new FakeSchedServer();
+    server.failWith = OFF;
+    const { model, sidebar } = await sidebarOn(server, new StateDB());
+    const notice = sidebar.node.querySelector('.jp-sched-notice')!;
+    expect(notice.getAttribute('role')).toBe('alert');
+    expect(text(notice)).toContain(OFF.message);
+    expect(text(notice)).toContain(OFF.hint);
+    expect(text(notice)).not.toContain('Unhandled');
+    expect(text(notice.querySelector('.jp-sched-retrying'))).toBe('Asked again every 30 s: the panel comes back by itself once the scheduler runs.');
+    expect(sidebar.sectionIds).not.toContain('inventory');
+    server.failWith = null;
+    await vi.advanceTimersByTimeAsync(OFF_RETRY_MS);
+    await settle();
+    await flush();
+    expect(notice.getAttribute('role')).toBeNull();
+    expect(sidebar.sectionIds).toContain('inventory');
+    model.dispose();
+    sidebar.dispose();
+  });
+
+  it('test_store41_panel_a_submit_answered_507_store_full_says_nothing_was_saved_and_the_fix', async () => {
+    const server = new FakeSchedServer();
+    const full = {
+      code: 'store_full', field: null, reference: 'r-507',
+      message: "the scheduler's database is out of disk space: nothing of this request was saved",
+      hint: "free space on the disk of the scheduler's store (jupyter-sched doctor names it and exits 1), then send it again; work accepted before is kept"
+    };
+    server.routes.set('POST jobs', () => json(507, { error: full }));
+    const { model } = await startedModel(server);
+    const view = await mount(new SubmitView(context(model), '', () => undefined));
+    await type(view.node.querySelector('.jp-sched-submit-path') as HTMLInputElement, 'train.py');
+    await click(view.node.querySelector('.jp-sched-submit-button')!);
+    await settle();
+    await flush();
+    const feedback = view.node.querySelector('[role="status"]')!;
+    expect(text(feedback)).toContain(full.message);
+    expect(text(feedback)).toContain('then send it again; work accepted before is kept');
+    expect(text(feedback)).not.toContain('Unhandled');
+    expect(feedback.className).toContain('jp-sched-feedback-error');
+    expect(server.count('POST', 'jobs')).toBe(1); // not resent: nothing passes until space is freed
     model.dispose();
   });
 });
