@@ -22,6 +22,7 @@ import { IStateDB } from '@jupyterlab/statedb';
 import { IStatusBar } from '@jupyterlab/statusbar';
 import { ITranslator, nullTranslator, type TranslationBundle } from '@jupyterlab/translation';
 import { LabIcon } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
 
 import { describeError, SchedApiError, SchedClient, type Transport } from './client';
@@ -36,7 +37,7 @@ import { SchedNotifier } from './notify';
 import { SchedSections } from './registry';
 import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
 import { type EditFocus, jobEdit, killedOutOfMemory, limitStoppedToast, limitThatStopped, memoryWords, outOfMemoryToast, resubmitBody } from './sections/submit';
-import { SchedSidebar, SidebarState } from './sidebar';
+import { SchedSidebar, sidebarCaption, SidebarState } from './sidebar';
 import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from './submitting';
 import { keepAliveOffered } from './keepalive';
 import { KernelGpuStatus } from './statusbar';
@@ -168,6 +169,14 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
       openByDefault: current.defaultViews
     });
     sidebar.title.icon = gpuIcon;
+    // the tab's tooltip names the Show GPUs Panel keys, as the File Browser's names its own; a rebinding follows
+    // (newuser41 n10; the default, Alt+Shift+G, is in schema/plugin.json's jupyter.lab.shortcuts)
+    const showKeys = (): void => {
+      const binding = commands.keyBindings.find(b => b.command === CommandIDs.open);
+      sidebar.title.caption = sidebarCaption(trans, binding ? binding.keys.map(CommandRegistry.formatKeystroke).join(', ') : '');
+    };
+    showKeys();
+    commands.keyBindingChanged.connect(showKeys);
     shell.add(sidebar, 'left', { rank: 850, type: 'GPUs' });
     restorer?.add(sidebar, sidebar.id);
 

@@ -10,6 +10,7 @@ import type { ITranslator, TranslationBundle } from '@jupyterlab/translation';
 import { CommandToolbarButton, PanelWithToolbar, refreshIcon, SidePanel } from '@jupyterlab/ui-components';
 import type { CommandRegistry } from '@lumino/commands';
 import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { Message } from '@lumino/messaging';
 import type { AccordionPanel } from '@lumino/widgets';
 import { Widget } from '@lumino/widgets';
 
@@ -168,6 +169,28 @@ export function badgeParts(text: string): Node[] {
   });
 }
 
+/** What a keyboard user can reach by Tab, in document order (a hidden or disabled control is left out). */
+const FOCUSABLE = 'button:not([disabled]), [href], input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/** The first control of `node` a keyboard user reaches (its Refresh button; Retry while the scheduler is unavailable). */
+export function firstControl(node: HTMLElement): HTMLElement | null {
+  for (const el of node.querySelectorAll<HTMLElement>(FOCUSABLE)) {
+    if (!el.closest('.lm-mod-hidden, [hidden], [aria-hidden="true"]')) {
+      return el;
+    }
+  }
+  return null;
+}
+
+/**
+ * The tab's tooltip: what the panel shows and, when the Show GPUs Panel command has a key binding, its keys —
+ * `GPUs: inventory, queue, my work, quotas (Alt+Shift+G)`, as the File Browser's `File Browser (Ctrl+Shift+F)`
+ * (newuser41 n10). `keys`: the binding's keystrokes, formatted (CommandRegistry.formatKeystroke); '' for none.
+ */
+export function sidebarCaption(trans: TranslationBundle, keys: string): string {
+  return keys ? trans.__('GPUs: inventory, queue, my work, quotas (%1)', keys) : trans.__('GPUs: inventory, queue, my work, quotas');
+}
+
 /** The sidebar. */
 export class SchedSidebar extends SidePanel {
   private readonly model: ISchedModel;
@@ -191,7 +214,7 @@ export class SchedSidebar extends SidePanel {
     this.order = options.order ?? [];
     this.id = 'jupyter-sched-panel';
     this.addClass('jp-sched-sidebar');
-    this.title.caption = this.trans.__('GPUs: inventory, queue, my work, quotas');
+    this.title.caption = sidebarCaption(this.trans, '');
     this.content.node.setAttribute('aria-label', this.trans.__('GPU scheduler sections'));
 
     const header = document.createElement('div');
@@ -249,6 +272,18 @@ export class SchedSidebar extends SidePanel {
     this.showStream(this.model.streamStatus);
     this.showReconnecting();
     this.showDown();
+  }
+
+  /**
+   * Activated (Show GPUs Panel, its shortcut, the tab): the keyboard goes to the panel's first control, as JupyterLab's
+   * own sidebars take it on activate — newuser41 n10: focus stayed in the notebook's cell, whose Tab then indented it
+   * and never reached the panel. Focus already inside the panel stays where it is.
+   */
+  protected onActivateRequest(msg: Message): void {
+    super.onActivateRequest(msg);
+    if (this.isAttached && this.isVisible && !this.node.contains(document.activeElement)) {
+      firstControl(this.node)?.focus();
+    }
   }
 
   dispose(): void {

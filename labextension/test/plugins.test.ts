@@ -73,6 +73,18 @@ async function activated(server: FakeSchedServer) {
 }
 
 describe('plugins', () => {
+  it('newuser41 n10 the GPUs tab tooltip names the Show GPUs Panel keys and follows a rebinding', async () => {
+    const server = new FakeSchedServer();
+    const { model, fake, sidebar } = await activated(server);
+    expect(sidebar.title.caption).toBe('GPUs: inventory, queue, my work, quotas');
+    const binding = fake.app.commands.addKeyBinding({ command: CommandIDs.open, keys: ['Alt Shift G'], selector: 'body' });
+    expect(sidebar.title.caption).toBe(`GPUs: inventory, queue, my work, quotas (${CommandRegistry.formatKeystroke('Alt Shift G')})`);
+    expect(sidebar.title.caption).toContain('Shift+G');
+    binding.dispose();
+    expect(sidebar.title.caption).toBe('GPUs: inventory, queue, my work, quotas');
+    model.dispose();
+  });
+
   it('provide the model and the section registry; the sidebar needs no ILabShell (Notebook 7 has none)', () => {
     expect(modelPlugin.provides).toBe(ISchedModel);
     expect(modelPlugin.id).toBe('@jupyter-sched/labextension:model');

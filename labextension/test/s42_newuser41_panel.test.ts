@@ -1,5 +1,8 @@
 // s42-panel: what the GPUs panel left out (newuser41 n6, n8, n10; store41's unchecked 503/507 answers).
 import { StateDB } from '@jupyterlab/statedb';
+import { nullTranslator } from '@jupyterlab/translation';
+import { MessageLoop } from '@lumino/messaging';
+import { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { OFF_RETRY_MS, SchedClient } from '../src/client';
@@ -7,6 +10,7 @@ import { elapsedText, restartedText, runNumber } from '../src/format';
 import { SchedModel } from '../src/model';
 import { MyWorkView, QueueView } from '../src/sections';
 import { SubmitView } from '../src/sections/submit';
+import { firstControl, sidebarCaption } from '../src/sidebar';
 import { FakeSchedServer, json, makeJob, queueRow, settle } from './fakeserver';
 import { click, context, disposeMounted, flush, mount, sidebarOn, startedModel, text, type } from './ui';
 
@@ -198,5 +202,58 @@ describe('store41: the panel says scheduler_off and store_full, polls slowly whi
     expect(feedback.className).toContain('jp-sched-feedback-error');
     expect(server.count('POST', 'jobs')).toBe(1); // not resent: nothing passes until space is freed
     model.dispose();
+  });
+});
+
+describe('newuser41 n10: Show GPUs Panel puts the keyboard in the panel; its keys are in the tab tooltip', () => {
+  it('test_newuser41_n10_activating_the_panel_focuses_its_first_control', async () => {
+    const server = new FakeSchedServer();
+    const { model, sidebar } = await sidebarOn(server, new StateDB());
+    // the keyboard in a notebook's cell (stood for by an editor outside the panel), as the tester had it
+    const cell = document.createElement('textarea');
+    document.body.appendChild(cell);
+    cell.focus();
+    expect(document.activeElement).toBe(cell);
+    MessageLoop.sendMessage(sidebar, Widget.Msg.ActivateRequest); // what shell.activateById → widget.activate() sends
+    const first = firstControl(sidebar.node);
+    expect(first).not.toBeNull();
+    // its Refresh button, the toolbar's first control (once React drew it), else its first section's title
+    const toolbar = first!.closest('.jp-SidePanel-toolbar') !== null;
+    expect(toolbar || first!.matches('.lm-AccordionPanel-title[data-section="inventory"]')).toBe(true);
+    expect(document.activeElement).toBe(first);
+    expect(sidebar.node.contains(document.activeElement)).toBe(true);
+    // focus already in the panel stays where the user put it
+    const later = [...sidebar.node.querySelectorAll<HTMLElement>('button')].pop()!;
+    later.focus();
+    MessageLoop.sendMessage(sidebar, Widget.Msg.ActivateRequest);
+    expect(document.activeElement).toBe(later);
+    model.dispose();
+    sidebar.dispose();
+  });
+
+  it('test_newuser41_n10_while_unavailable_the_first_control_is_retry', async () => {
+    vi.useFakeTimers();
+    const server = new FakeSchedServer();
+    server.failWith = OFF;
+    const { model, sidebar } = await sidebarOn(server, new StateDB());
+    const skipped = firstControl(sidebar.node);
+    expect(text(skipped)).toBe('Retry');
+    // a control hidden from view is passed over
+    const hidden = document.createElement('div');
+    hidden.className = 'lm-mod-hidden';
+    hidden.innerHTML = '<button type="button">hidden</button>';
+    sidebar.node.prepend(hidden);
+    expect(firstControl(sidebar.node)).toBe(skipped);
+    MessageLoop.sendMessage(sidebar, Widget.Msg.ActivateRequest);
+    expect(document.activeElement).toBe(skipped);
+    model.dispose();
+    sidebar.dispose();
+    vi.useRealTimers();
+  });
+
+  it('test_newuser41_n10_the_tab_tooltip_names_the_keys_as_the_file_browsers_does', () => {
+    const trans = nullTranslator.load('jupyter_sched');
+    expect(sidebarCaption(trans, 'Alt+Shift+G')).toBe('GPUs: inventory, queue, my work, quotas (Alt+Shift+G)');
+    expect(sidebarCaption(trans, '')).toBe('GPUs: inventory, queue, my work, quotas');
   });
 });
