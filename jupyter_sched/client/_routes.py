@@ -106,6 +106,10 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
         return Req("POST", f"leases/{_id(lease_id)}/keepalive", body={})
 
     @staticmethod
+    def lease_heartbeat(lease_id: str) -> Req:
+        return Req("POST", f"leases/{_id(lease_id)}/heartbeat")
+
+    @staticmethod
     def queue(*, limit: int | None = None, cursor: str | None = None) -> Req:
         return Req("GET", "queue", params=_params(limit=limit, cursor=cursor))
 

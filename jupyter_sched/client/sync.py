@@ -701,6 +701,12 @@ class SchedClient:
         """``POST leases/{id}/keepalive``: mark the lease as in use (resets idle reclamation)."""
         return dict(self.call(routes.keepalive(lease_id)) or {})
 
+    def lease_heartbeat(self, lease_id: str, *, timeout_s: float | None = None) -> dict[str, Any]:
+        """``POST leases/{id}/heartbeat``: the lease's kernel still runs (not activity: idle rules unchanged).
+        ``{"id", "state", "needed", "interval_s", "misses"}``; a kernel's keeper sends it
+        (:mod:`jupyter_sched.client.heartbeat`)."""
+        return dict(self.call(routes.lease_heartbeat(lease_id), timeout_s=timeout_s) or {})
+
     def queue(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         """``GET queue``: pending and running work with position, reason and ETA (``limit``: only
         the first that many pending entries, in queue order; work holding GPUs is always listed)."""

@@ -288,7 +288,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "time_limits": [dict(rule) for rule in self.time_limits],
             "preemption_grace_s": self.preemption_grace_s, "time_zone": self.time_zone,
             "placement_policy": self.placement_policy, "min_gpu_fraction": self.min_gpu_fraction,
-            **self.idle_settings(),
+            **self.idle_settings(), **self.heartbeat_settings(),  # a killed hub kernel's lease ends (N1)
             "telemetry_source": self.telemetry_source,
             "telemetry_url": self.telemetry_url or None,
             "telemetry_uids": [int(uid) for uid in self.telemetry_uids],
@@ -442,7 +442,7 @@ class SchedApp(StorageConfig, InventoryConfig, PolicyConfig, IdleConfig, Telemet
             "priorities": ["high", "normal", "low"],
             "idle": idle_config(self.services, self),  # the policy in force, not the traits (hubadmin22 H4)
             "telemetry": {"source": self.telemetry_source, "interval_s": self.telemetry_interval_s},
-            "cycle_interval_s": self.cycle_interval,
+            "cycle_interval_s": self.cycle_interval, "lease_heartbeat_interval_s": self.lease_heartbeat_interval_s,
             "placement_policy": self.placement_policy,
             "gpu_node_host_share": bool(self.gpu_node_host_share),  # what the CPU/memory words rest on (session 40)
             "stop_grace_s": self.stop_grace_s,  # the CLI says "stopping, grace 60 s" when it cancels running work

@@ -238,6 +238,45 @@ class PolicyConfig(Configurable):
         loaded host, a VM migration) loses it and steps down.""",
     )
 
+    lease_heartbeat_interval_s = Float(
+        30.0,
+        config=True,
+        help="""Seconds between the heartbeats (POST leases/{id}/heartbeat) a kernel the server did not start
+        sends for its GPU lease where the server cannot check its process (another host, container or pid
+        namespace: a hub's kernels). One that stops answering for lease_heartbeat_misses heartbeats
+        (SIGKILL, the OOM killer, a lost node) has its request withdrawn, or its GPUs released after as
+        long again, "its kernel stopped answering (no heartbeat since HH:MM UTC) — killed?". A heartbeat is
+        not activity: the idle rules are unchanged. Default: 30 s (a lost kernel's GPUs wait 3 min).""",
+    )
+
+    lease_heartbeat_misses = Int(
+        3,
+        config=True,
+        help="""Heartbeats a lease's kernel may miss (lease_heartbeat_interval_s each) before its request is
+        withdrawn; a granted lease is released after twice that. Default: 3 (a slow network or a busy
+        host is not a dead kernel).""",
+    )
+
+    @validate("lease_heartbeat_interval_s")
+    def _check_heartbeat_interval(self, proposal: dict[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not 0 < value <= 3600:
+            raise config_error("lease_heartbeat_interval_s", value, "must be above 0 and at most 3600 seconds",
+                               "set e.g. 30 (the default)")
+        return value
+
+    @validate("lease_heartbeat_misses")
+    def _check_heartbeat_misses(self, proposal: dict[str, Any]) -> int:
+        value = int(proposal["value"])
+        if not 1 <= value <= 100:
+            raise config_error("lease_heartbeat_misses", value, "must be 1..100 heartbeats", "set e.g. 3 (the default)")
+        return value
+
+    def heartbeat_settings(self) -> dict[str, Any]:
+        """The lease heartbeat traits as the services' settings take them."""
+        return {"lease_heartbeat_interval_s": float(self.lease_heartbeat_interval_s),
+                "lease_heartbeat_misses": int(self.lease_heartbeat_misses)}
+
     cycle_coalesce = Float(
         0.1,
         config=True,

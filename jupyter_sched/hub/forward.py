@@ -719,7 +719,7 @@ class ForwardHandler(APIHandler):
     @property
     def _track_activity(self) -> bool:  # type: ignore[override]
         path = self.path_args[0] if self.path_args else ""
-        quiet = self.request.method == "GET" or path.split("/")[0] in _QUIET_PATHS or path.endswith("/keepalive")
+        quiet = self.request.method == "GET" or path.split("/")[0] in _QUIET_PATHS or path.endswith(("/keepalive", "/heartbeat"))
         return not quiet
 
     @property

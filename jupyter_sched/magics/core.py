@@ -29,6 +29,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
+from ..client.heartbeat import LeaseKeeper, keep_lease
 from ..client.ride_out import ARRIVED, SENT_AGAIN, RideOut, submit_through_restart
 from ..client.submitter_env import SUBMITTER_VARIABLES
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note, unsaid_note
@@ -310,6 +311,7 @@ class SchedMagics(Magics):
         self._kernel_holds_none = False  # see _my_lease
         self._ended: dict[str, Any] | None = None  # the lease whose GPUs _apply set, ended from outside
         self._released: str | None = None  # the lease %gpu release gave back, while it may still drain
+        self._keeper: LeaseKeeper | None = None  # a kernelless lease's heartbeats (newuser41 N1, hub: client.heartbeat)
         self._checked_at = 0.0  # time.monotonic() of the last before-a-cell look at the lease (_before_cell)
         self._watching = False
         self._environ_at_load = dict(os.environ)  # what %env / os.environ change after it: _unshared_env
@@ -656,6 +658,9 @@ class SchedMagics(Magics):
             atexit.register(self._release_at_exit)
             self._release_on_sigterm()
             self._atexit_registered = True
+        if not client.kernel_id and not is_terminal(lease):  # heard from while it runs, wherever it runs
+            self._stop_keeper()
+            self._keeper = keep_lease(client, str(lease["id"]))
         if not is_granted(lease) and not is_terminal(lease):
             if not cmd.wait:
                 self._print(job_line(lease, _now()))
@@ -746,6 +751,7 @@ class SchedMagics(Magics):
             self._warn(f"could not withdraw lease {lease_id}: {_one_line(err)}. %gpu release tries again.")
             return False
         self.lease = None
+        self._stop_keeper()
         return True
 
     @staticmethod
@@ -817,6 +823,7 @@ class SchedMagics(Magics):
             self._forget_ended()
             return
         released = self.client.release_lease(str(lease["id"]))
+        self._stop_keeper()
         self._released = str(lease["id"])  # %gpu says it while a process of this kernel still holds its GPU
         self.lease = None
         self._kernel_holds_none = True  # it held this one (found above) and gave it back
@@ -855,7 +862,13 @@ class SchedMagics(Magics):
         doc = getattr(type(self), magic).__doc__ or ""
         self._print(help_text(doc, f"%{magic}", topic))
 
+    def _stop_keeper(self) -> None:
+        if self._keeper is not None:
+            self._keeper.stop()
+            self._keeper = None
+
     def _release_at_exit(self) -> None:
+        self._stop_keeper()
         if self.lease is not None and self._client is not None:
             lease, self.lease = self.lease, None
             try:

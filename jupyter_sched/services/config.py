@@ -348,6 +348,8 @@ def _finish_config(settings: Mapping[str, Any], store: Store, inventory: Any, ex
                        prices=settings.get("gpu_prices") or None, price_unit=_price_unit(settings, logger),
                        definitions=definition_settings(settings),
                        admin_users=tuple(settings.get("admin_users") or ()), logger=logger)
+    service.heartbeats.interval_s = float(settings.get("lease_heartbeat_interval_s", 30.0))  # newuser41 N1, hub
+    service.heartbeats.misses = int(settings.get("lease_heartbeat_misses", 3))
     if monitor is None:  # no idle detection, but the configured policy is the one load() compares (hubadmin23 A14)
         service.idle.configure(policies)
     # the leading engine prunes finished jobs, audit events and rollups past their retention

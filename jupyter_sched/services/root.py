@@ -57,7 +57,7 @@ from .definitions import DefinitionSettings, DefinitionsService
 from .idle import IdlePolicyService
 from .jobs import JobsService, parse_states
 from .leases import LeasesService
-from .leases_alive import AskerWatch
+from .leases_alive import AskerWatch, HeartbeatWatch
 from .members_config import apply_config_members
 from .membership import EmbeddedMembership
 from .nodes import NodesService
@@ -177,6 +177,8 @@ class Services:
         self.engine.leader_hooks.append(self.definitions.on_leader_tick)
         self.engine.leader_hooks.append(self.admission.flush_refusals)  # a flood's count, once its minute ends
         self.engine.leader_hooks.append(AskerWatch(self.ctx, self.jobs))  # a killed kernel's lease ends (newuser41 N1)
+        self.heartbeats = HeartbeatWatch(self.ctx, self.jobs)  # and one on another host, by its heartbeats (N1, hub)
+        self.engine.leader_hooks.append(self.heartbeats)
         self.on_stop: list[Callable[[], None]] = []
         """Called by :meth:`stop` after the engine resigned (e.g. the Kubernetes watches' ``stop``)."""
         self.on_stop.append(self.definitions.stop_firing)  # a firing pass ends between two firings (s37-defs)

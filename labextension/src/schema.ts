@@ -223,6 +223,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leases/{lease_id}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                lease_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Its kernel still runs: a lease asked from a process the server cannot check (another host, a container) is withdrawn or released when these stop. Owner only; not activity (no idle clock moves). */
+        post: operations["leaseHeartbeat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/queue": {
         parameters: {
             query?: never;
@@ -1425,6 +1444,8 @@ export interface components {
             cycle_interval_s: number;
             /** @description c.SchedApp.placement_policy */
             placement_policy: string;
+            /** @description c.SchedApp.lease_heartbeat_interval_s: seconds between the heartbeats (POST leases/{id}/heartbeat) a kernel the server did not start sends for its lease; null from a server without heartbeats */
+            lease_heartbeat_interval_s?: number | null;
             /** @description c.SchedApp.gpu_node_host_share: a GPU node's CPUs and host memory are split among its GPUs (one worker reserves at most its GPUs' part; a job without GPUs none of a GPU node's host). False: the split is off */
             gpu_node_host_share?: boolean;
             /** @description jupyter_sched was reinstalled under this running server: the notice (restart it; batch jobs are held until then, leases still granted); null when it runs what is installed (newuser38 n12) */
@@ -2164,6 +2185,22 @@ export interface components {
             notice?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description ``POST leases/{id}/heartbeat``: the lease's kernel still runs (newuser41 N1, the hub half). Not activity: no
+         *     idle clock or keepalive moves.
+         */
+        LeaseHeartbeatResponse: {
+            /** @example l-01hf3k2m9-x7q4za */
+            id: string;
+            /** @description the lease's state (pending, admitted, running) */
+            state: string;
+            /** @description whether the server ends this lease when its heartbeats stop: true for a lease asked by a kernel the server did not start, from a process it cannot check itself (another host, container or pid namespace); false: the server watches the kernel's process (or its kernel) itself and the keeper may stop */
+            needed: boolean;
+            /** @description c.SchedApp.lease_heartbeat_interval_s: seconds between heartbeats */
+            interval_s: number;
+            /** @description c.SchedApp.lease_heartbeat_misses: heartbeats missed before a pending lease is withdrawn; a granted one is released after twice that */
+            misses: number;
         };
         /** @description ``GET usage/claimed-ends``: the suspect ends, newest first. */
         ListClaimedEndsResponse: {
@@ -4229,6 +4266,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["KeepaliveLeaseResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    leaseHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                lease_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lease's state and the heartbeat settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaseHeartbeatResponse"];
                 };
             };
             default: components["responses"]["Error"];

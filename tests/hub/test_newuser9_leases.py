@@ -38,7 +38,9 @@ def users() -> Iterator[dict[str, Account]]:
 
 @pytest.fixture(scope="module")
 def hub(pg_server: Any, users: dict[str, Account]) -> Iterator[Hub]:
-    yield from amy_and_eve_hub(pg_server, users, "newuser9")
+    # heartbeats every second, 5 missed: the one end-to-end check of newuser41 N1's hub half (its last test)
+    yield from amy_and_eve_hub(pg_server, users, "newuser9", service_args=(
+        "--SchedApp.lease_heartbeat_interval_s=1", "--SchedApp.lease_heartbeat_misses=5"))
 
 
 def post(url: str, token: str, body: dict[str, Any]) -> httpx.Response:
@@ -144,3 +146,46 @@ def test_newuser9_n8_a_user_servers_log_names_the_hubs_scheduler_not_a_local_sto
     log = (hub.base / "hub.log").read_text(errors="replace")  # the user servers log there
     assert "forwards api/sched/ to the hub's scheduler at http" in log, log[-3000:]
     assert f"store sqlite:///{users['amy'].home}" not in log, log[-3000:]
+
+
+def test_newuser41_N1_hub_a_kernel_elsewhere_keeps_its_lease_by_heartbeats_and_loses_it_when_they_stop(
+        hub: Hub, users: dict[str, Account]) -> None:
+    """A kernel on another host (its ``asking_process`` names another boot id / pid namespace, so the service
+    cannot check its pid) asks through amy's own server; the kernel-side keeper (the thread ``%gpu request`` starts)
+    sends its heartbeats through that server, forwarded to the central service. While it beats the lease stays;
+    once the kernel is gone (the keeper stopped, as SIGKILL stops it) the service releases the lease with the words
+    of the pid path. Another user's heartbeat is refused. Before: the lease stayed held until the idle rules."""
+    from jupyter_sched.client.discovery import Connection
+    from jupyter_sched.client.heartbeat import keep_lease
+    from jupyter_sched.client.sync import SchedClient
+
+    amy, eve = users["amy"].name, users["eve"].name
+    hub.start_servers(amy)
+    token = hub.token_for(amy)
+    elsewhere = {"pid": 4242, "started": 7, "host": "another-boot-id/pid:[4026531836]"}
+    made = post(f"{hub.server_url(amy)}api/sched/leases", token,
+                {"gpus": 1, "released_at_exit": True, "asking_process": elsewhere})
+    assert made.status_code == 201, made.text
+    lease_id = made.json()["id"]
+    client = SchedClient(Connection(url=hub.server_url(amy), token=token), notice=lambda _line: None)
+    keeper = keep_lease(client, lease_id)
+    assert keeper is not None
+    url = f"{hub.service_url}api/sched/leases/{lease_id}"
+    headers = {"Authorization": f"token {token}"}
+    try:
+        hub.wait_for(lambda: keeper.beats >= 12 or not keeper.running, 120, "12 heartbeats")
+        assert keeper.running and keeper.stopped is None, keeper.stopped  # needed: the service cannot see it
+        lease = httpx.get(url, headers=headers, timeout=30).json()
+        # 12 s of heartbeats: longer than a granted lease's window (2 x 5 x 1 s) — kept
+        assert lease["state"] in ("pending", "admitted", "running"), lease
+        refused = post(f"{url}/heartbeat", hub.token_for(eve), {})
+        assert refused.status_code == 403 and refused.json()["error"]["field"] == "lease_id", refused.text
+    finally:
+        keeper.stop(wait_s=15)
+        client.close()
+    hub.wait_for(lambda: httpx.get(url, headers=headers, timeout=30).json()["state"] == "cancelled", 120,
+                 "the lease of a kernel that stopped answering to end")
+    lease = httpx.get(url, headers=headers, timeout=30).json()
+    assert "its kernel stopped answering (no heartbeat since " in lease["message"], lease
+    assert lease["message"].endswith(") — killed?"), lease
+    assert post(f"{url}/heartbeat", token, {}).status_code == 409  # a late keeper is told it ended

@@ -45,6 +45,7 @@ __all__ = [
     "JobStateName",
     "KeepaliveLeaseRequest",
     "KeepaliveLeaseResponse",
+    "LeaseHeartbeatResponse",
     "UnhealthyGpu",
     "job_in_words",
     "LeaseEndCause",
@@ -898,6 +899,22 @@ class KeepaliveLeaseResponse(Job):
         "set when nothing was extended because the lease's owner is no longer a member of the team it is charged "
         "to: the lease is outside that team's guarantee and not renewed; the sentence says so and how to ask again "
         "under a team the owner is in now (keepalive_until then stays what it was)"))
+
+
+class LeaseHeartbeatResponse(ResponseModel):
+    """``POST leases/{id}/heartbeat``: the lease's kernel still runs (newuser41 N1, the hub half). Not activity: no
+    idle clock or keepalive moves."""
+
+    id: str = Field(examples=["l-01hf3k2m9-x7q4za"])
+    state: str = Field(description="the lease's state (pending, admitted, running)")
+    needed: bool = Field(description=(
+        "whether the server ends this lease when its heartbeats stop: true for a lease asked by a kernel the "
+        "server did not start, from a process it cannot check itself (another host, container or pid namespace); "
+        "false: the server watches the kernel's process (or its kernel) itself and the keeper may stop"))
+    interval_s: float = Field(description="c.SchedApp.lease_heartbeat_interval_s: seconds between heartbeats")
+    misses: int = Field(description=(
+        "c.SchedApp.lease_heartbeat_misses: heartbeats missed before a pending lease is withdrawn; a granted one "
+        "is released after twice that"))
 
 
 class QueueEntry(Job):

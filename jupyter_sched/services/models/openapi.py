@@ -68,6 +68,7 @@ OPERATIONS = [
     Operation("/leases/{lease_id}", "delete", jobs.Job, query=jobs.CancelJobRequest),
     Operation("/leases/{lease_id}/keepalive", "post", jobs.KeepaliveLeaseResponse, body=jobs.KeepaliveLeaseRequest,
               body_required=False),
+    Operation("/leases/{lease_id}/heartbeat", "post", jobs.LeaseHeartbeatResponse),
     Operation("/queue", "get", jobs.GetQueueResponse, query=jobs.GetQueueRequest),
     Operation("/quotas", "get", quotas.GetQuotasResponse),
     Operation("/quotas", "put", quotas.SetQuotasResponse, body=quotas.SetQuotasRequest),

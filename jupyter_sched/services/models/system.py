@@ -157,6 +157,9 @@ class GetConfigResponse(CodecView):
     telemetry: dict[str, Any]
     cycle_interval_s: float
     placement_policy: str = Field(description="c.SchedApp.placement_policy")
+    lease_heartbeat_interval_s: float | None = Field(default=None, description=(
+        "c.SchedApp.lease_heartbeat_interval_s: seconds between the heartbeats (POST leases/{id}/heartbeat) a "
+        "kernel the server did not start sends for its lease; null from a server without heartbeats"))
     gpu_node_host_share: bool = Field(default=True, description=(
         "c.SchedApp.gpu_node_host_share: a GPU node's CPUs and host memory are split among its GPUs (one worker "
         "reserves at most its GPUs' part; a job without GPUs none of a GPU node's host). False: the split is off"))
