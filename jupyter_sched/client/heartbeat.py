@@ -27,7 +27,8 @@ __all__ = ["LeaseKeeper", "keep_lease"]
 _RETRY_CONFIG_S = 30.0
 """Seconds before ``GET config`` is asked again when the server did not answer it."""
 _BEAT_TIMEOUT_S = 10.0
-"""Longest one heartbeat waits for its answer (a beat that waits longer is missed, not queued)."""
+"""Longest one heartbeat waits for its answer (one at a time: a slow answer delays the next beat, none queue up;
+a beat the server received counts there even when its answer came too late)."""
 
 
 class LeaseKeeper:
@@ -74,7 +75,7 @@ class LeaseKeeper:
             interval = self._interval(client)
             while interval is not None and not self._stop.is_set():
                 try:
-                    answer = client.lease_heartbeat(self.lease_id, timeout_s=min(interval, _BEAT_TIMEOUT_S))
+                    answer = client.lease_heartbeat(self.lease_id, timeout_s=_BEAT_TIMEOUT_S)
                 except (NotFoundError, ConflictError, AuthorizationError, ValidationError) as err:
                     self._end(f"ended: {err}")  # released elsewhere, ended, or an older server's 404 for the route
                     return
