@@ -30,7 +30,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from ..client import NoServerError, SchedClient, connect
 from ..client._wire import new_notes
 from ..client.heartbeat import LeaseKeeper, keep_lease
-from ..client.ride_out import ARRIVED, SENT_AGAIN, RideOut, submit_through_restart
+from ..client.ride_out import ARRIVED, SENT_AGAIN, SUBMIT_RIDE_OUT_S, RideOut, never_sent, submit_through_restart
 from ..client.submitter_env import SUBMITTER_VARIABLES
 from ..definitions.parameters import NO_PARAMETERS_CELL, parameters_file_note, unsaid_note
 from ..errors import (
@@ -155,6 +155,24 @@ class MagicError(UsageError):
         return [f"jupyter_sched: {self}"]
 
 
+SAVE_EXECUTED = "%schedule logs {job} --notebook"
+"""What saves a notebook job's executed notebook in this kernel's folder, said in a notebook (newuser41 n11: the
+hints said ``!jupyter-sched logs … --notebook``, which a hub kernel, with no ``jupyter-sched`` on its PATH, cannot
+run)."""
+
+_LOG_SAVE_STEP = re.compile(r"^(\[jupyter_sched\] executed notebook kept .*save it here with: )jupyter-sched logs "
+                            r"([jl]-[\w-]+|JOB) --notebook$", re.MULTILINE)
+"""The runner's last log line (:func:`~jupyter_sched.executors.run_notebook.executed_notebook_line`): its CLI
+command, said as the magic in a notebook."""
+
+
+def log_in_magic_words(text: str) -> str:
+    """A job's log as a notebook shows it: the scheduler's executed-notebook line names
+    :data:`SAVE_EXECUTED`, not the CLI (the job's own lines are left as written)."""
+    return _LOG_SAVE_STEP.sub(lambda m: m.group(1) + SAVE_EXECUTED.format(job=m.group(2)), text) \
+        if "--notebook" in text else text
+
+
 _CLI_STEP = re.compile(r"\bjupyter-sched (release|cancel) (?=[jl]-)")
 """A step the server's line names as a CLI command that the magics also take (``release``, ``cancel`` of a job id)."""
 
@@ -168,6 +186,11 @@ def in_magic_words(line: str) -> str:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _at_once(fetch: Callable[[], Any]) -> Any:
+    """``fetch()``: a request that is not ridden out (a command that does not wait)."""
+    return fetch()
 
 
 INTERRUPT = "interrupt the kernel to stop"
@@ -613,9 +636,16 @@ class SchedMagics(Magics):
     def _gpu_request(self, cmd: GpuCommand) -> None:
         client = self.client
         remembered = self._gpus_seen is not None
-        if not self._gpu_inventory(cmd, fresh=False):
-            return
-        current = self._my_lease(trust_none=True)
+        # a wait for GPUs rides a restart of the server out from its first request on (the CLI's waits since
+        # 005cc37d): the looks before the request, and the request itself while it surely never arrived
+        poll = RideOut(self._print, doing="still asking for GPUs", stop=f"{INTERRUPT}; nothing is requested yet") \
+            if cmd.wait else None
+        try:
+            if not (poll or _at_once)(lambda: self._gpu_inventory(cmd, fresh=False)):
+                return
+            current = (poll or _at_once)(lambda: self._my_lease(trust_none=True))
+        except KeyboardInterrupt:
+            raise MagicError(self._interrupted([])) from None
         if current is not None:
             raise MagicError(f"this kernel already has lease {current['id']} ({current['state']}); "
                              "run %gpu release first")
@@ -632,7 +662,7 @@ class SchedMagics(Magics):
             body = lease_body(cmd.options, kernel_id=client.kernel_id, notebook=os.environ.get("JPY_SESSION_NAME"),
                               parent_job_id=os.environ.get("JUPYTER_SCHED_JOB_ID"))
             try:
-                lease = client.request_lease(body, wait_s=first_wait_s)
+                lease = self._send_lease(poll, lambda: client.request_lease(body, wait_s=first_wait_s))
             except ValidationError as exc:
                 if exc.field not in ("parent_job_id", "released_at_exit", "asking_process"):
                     raise
@@ -666,21 +696,37 @@ class SchedMagics(Magics):
                 self._print(job_line(lease, _now()))
                 self._print("Not waiting. Run %gpu status later: it sets CUDA_VISIBLE_DEVICES once granted.")
                 return
-            lease = self._wait_for_grant(lease, cmd.options.timeout_s, started=asked)
+            lease = self._wait_for_grant(lease, cmd.options.timeout_s, started=asked, poll=poll)
         if is_terminal(lease):
             self.lease = None
             raise MagicError(job_line(lease, _now()))
         self._apply(lease)
 
-    def _wait_for_grant(self, lease: dict[str, Any], timeout_s: float | None, *, started: float) -> dict[str, Any]:
+    def _send_lease(self, poll: RideOut | None, send: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """``POST leases`` through ``poll``'s restart (None: sent once): sent again only while the failure proves it
+        never reached the scheduler (:func:`~jupyter_sched.client.ride_out.never_sent`: its own ``stopping``, a
+        refused connection, the hub proxy's 503), for at most ``SUBMIT_RIDE_OUT_S`` — never twice."""
+        if poll is None:
+            return send()
+        kept = poll.retry_if, poll.limit_s, poll.stop
+        poll.retry_if, poll.limit_s, poll.stop = never_sent, SUBMIT_RIDE_OUT_S, f"{INTERRUPT} and withdraw the request"
+        try:
+            return poll(send)
+        finally:
+            poll.retry_if, poll.limit_s, poll.stop = kept
+
+    def _wait_for_grant(self, lease: dict[str, Any], timeout_s: float | None, *, started: float,
+                        poll: RideOut | None = None) -> dict[str, Any]:
         """Wait (``timeout_s`` counted from ``started``, a ``time.monotonic()``) until ``lease`` is
-        granted or ended; show its progress meanwhile; withdraw it on timeout or interrupt."""
+        granted or ended; show its progress meanwhile; withdraw it on timeout or interrupt. ``poll``: the
+        request's own ride-out (its notice said once per request), else a new one."""
         lease_id = str(lease["id"])
         progress: Progress | None = None
         delay = 0.025
         # a restart of the server is ridden out, said once (hubadmin23 A18); up to the request's own timeout
-        poll = RideOut(self._print, doing=f"still waiting for GPUs for lease request {lease_id}",
-                       stop=f"{INTERRUPT} waiting and withdraw the request")
+        poll = poll or RideOut(self._print, doing="", stop="")
+        poll.doing = f"still waiting for GPUs for lease request {lease_id}"
+        poll.stop = f"{INTERRUPT} waiting and withdraw the request"
         deadline = None if timeout_s is None else started + timeout_s
         try:
             while not is_granted(lease) and not is_terminal(lease):
@@ -987,6 +1033,10 @@ class SchedMagics(Magics):
           %schedule status JOB      one status line
           %schedule logs JOB [-f] [-n N]   print the log (-n: its last N lines); -f follows it
                                     until the job ends (interrupt to stop)
+          %schedule logs JOB --notebook [-o FILE]
+                                    a notebook job's executed notebook (outputs, the failed
+                                    cell's error), saved here as "NOTEBOOK (executed JOB).ipynb"
+                                    (or -o FILE; -o - prints it); never over another file
           %schedule wait JOB [--for 30m] [--no-raise-error]
                                     wait with a progress line until the job ends; one that
                                     ends other than succeeded raises, so a Run All stops
@@ -1243,7 +1293,7 @@ class SchedMagics(Magics):
         job_id = self._submit(cmd.options, body, lambda job: _parameters_said(str(notebook), cmd.parameters,
                                                                               job.get("warnings")))
         self._print(f"The executed copy (with outputs) is kept: once it ends, open it from the panel (My work → "
-                    f"{job_id} → Open notebook) or save it here with !jupyter-sched logs {job_id} --notebook.")
+                    f"{job_id} → Open notebook) or save it here with {SAVE_EXECUTED.format(job=job_id)}.")
         return job_id
 
     def _answered_by_another(self, port: int | None, job_id: str) -> bool:
@@ -1310,7 +1360,16 @@ class SchedMagics(Magics):
             self._print("You have nothing pending or running." if cmd.mine else
                         "The queue is empty: nothing pending or running.")
             return None
-        return queue_frame(rows, _now())
+        return queue_frame(rows, _now(), self._idle_notes(rows, lambda row: row.get("mine") is True))
+
+    def _idle_notes(self, rows: list[dict[str, Any]], mine: Callable[[Mapping[str, Any]], bool]) -> dict[str, str]:
+        """The idle clause of the reader's running work, as the CLI's ``queue`` and ``jobs`` say it (one ``GET
+        idle``, only when some row of ``mine`` holds GPUs; race41: ``%schedule queue`` said none)."""
+        from ..client.status import idle_notes
+
+        holding = [row for row in rows if mine(row) and not is_terminal(row) and row.get("state") in (
+            "admitted", "running")]
+        return idle_notes(self.client, rows) if holding else {}
 
     def _schedule_jobs(self, cmd: ScheduleCommand) -> Any:
         query, keep = state_filter(cmd.state)  # "stopping": the lists' word; "released": ended leases (new user 9, N12; 17, N23)
@@ -1321,7 +1380,7 @@ class SchedMagics(Magics):
             self._print(f"You have no {cmd.state} jobs." if cmd.state else
                         "You have no jobs yet. Submit one with %%schedule or %schedule run SCRIPT.")
             return None
-        return jobs_frame(rows, _now())
+        return jobs_frame(rows, _now(), self._idle_notes(rows, lambda row: True))
 
     def _schedule_status(self, cmd: ScheduleCommand) -> None:
         if cmd.job_id is None:  # the summary, as `jupyter-sched status` prints it (new user 12, N4)
@@ -1339,16 +1398,57 @@ class SchedMagics(Magics):
         it, ``%schedule wait`` / ``%schedule status JOB`` did not)."""
         from ..wording.executed import executed_notebook_hint
 
-        if hint := executed_notebook_hint(job, save=f"!jupyter-sched logs {job.get('id')} --notebook"):
+        if hint := executed_notebook_hint(job, save=SAVE_EXECUTED.format(job=job.get("id"))):
             self._print(f"{hint[:1].upper()}{hint[1:]}.")
 
     def _schedule_logs(self, cmd: ScheduleCommand) -> None:
-        job_id = self._job_of(str(cmd.job_id), "logs")  # a name of mine is taken for its id
+        if cmd.notebook:  # the executed notebook, saved here (newuser41 n11): the CLI's code path
+            return self._save_executed(cmd)
+        said: set[tuple[str, str]] = set()  # the scheduler's notes for the log's readers, each shown once (N7)
+        last = [""]  # the log's last text shown: a note starts on a line of its own
+
+        def note(found: Mapping[str, Any]) -> None:
+            said = log_note_said(found)  # its clocks in this zone, as the log's (newuser41)
+            self._print(f"\n[{said}]" if last[0] and not last[0].endswith("\n") else f"[{said}]")
+            last[0] = ""
+
+        # -f: a restart of the server is ridden out from the first request on — the name lookup, the first read, the
+        # look at a job with no output — the log read on from the last offset (hubadmin23 A18; the CLI's since 005cc37d)
+        poll: Callable[[Callable[[], Any]], Any] = RideOut(
+            lambda line: note({"text": line}), doing=f"still following {cmd.job_id}'s log",
+            stop=f"{INTERRUPT} following; the job goes on") if cmd.follow else _at_once
+        job_id = str(cmd.job_id)
         try:
-            chunk = self.client.logs(job_id)
+            job_id = poll(lambda: self._job_of(job_id, "logs"))  # a name of mine is taken for its id
+            self._show_log(job_id, cmd, poll, note, last, said)
+        except KeyboardInterrupt:  # the cell stops here, as the user asked (newuser33 N5: the next cells ran)
+            if not cmd.follow:
+                raise
+            self._print("")
+            raise MagicError(stopped_by_interrupt("following", job_id)) from None
+
+    def _save_executed(self, cmd: ScheduleCommand) -> None:
+        """``%schedule logs JOB --notebook [-o FILE]``: :func:`~jupyter_sched.cli.executed.save_executed_copy`,
+        the one code path of ``jupyter-sched logs JOB --notebook`` (its name, NAME_MAX bound and refusals), saved
+        in this kernel's folder."""
+        from ..cli.executed import save_executed_copy
+
+        done = save_executed_copy(self.client, self._job_of(str(cmd.job_id), "logs"), cmd.output)
+        if done.text is not None:
+            sys.stdout.write(done.text)
+        elif not done.ok:
+            raise MagicError(f"%schedule logs: {done.said}")
+        else:
+            self._print(done.said)
+
+    def _show_log(self, job_id: str, cmd: ScheduleCommand, poll: Callable[[Callable[[], Any]], Any],
+                  note: Callable[[Mapping[str, Any]], None], last: list[str], said: set[tuple[str, str]]) -> None:
+        """``%schedule logs``' reads of ``job_id``'s log, each through ``poll`` (``-f``: a restart ridden out)."""
+        try:
+            chunk = poll(lambda: self.client.logs(job_id))
         except NotFoundError as refused:
             try:
-                self.client.job(job_id)
+                poll(lambda: self.client.job(job_id))
             except NotFoundError:
                 # not the caller's: the logs route's refusal ("you may read only your own jobs' logs", audited as
                 # "read logs"), not the job read's "you may look into only your own jobs" (new user 14, N15)
@@ -1359,47 +1459,35 @@ class SchedMagics(Magics):
         # a long log: its end is what matters (the traceback of a finished job), and megabytes in a
         # cell freeze the browser (new user 7, F14: the first 64 KB only, cut mid-line, said nowhere)
         long = bool(text) and int(chunk.get("next_offset") or 0) >= LOG_TAIL_BYTES - 3  # (a character is not split)
-        said: set[tuple[str, str]] = set()  # the scheduler's notes for the log's readers, each shown once (N7)
-
-        def note(found: Mapping[str, Any]) -> None:
-            said = log_note_said(found)  # its clocks in this zone, as the log's (newuser41)
-            self._print(f"\n[{said}]" if last[0] and not last[0].endswith("\n") else f"[{said}]")
-            last[0] = ""
-
-        last = [text]
+        last[0] = text
         if not cmd.follow or chunk.get("finished"):
             written = bool(text)
             if long or cmd.tail is not None:
-                text, _ = self._log_tail(job_id, chunk, cmd.tail)
-            sys.stdout.write(log_clocks_said(text))  # the scheduler's lines' clocks: this zone (newuser41 n2)
+                text, _ = poll(lambda: self._log_tail(job_id, chunk, cmd.tail))
+            # the scheduler's lines' clocks: this zone (newuser41 n2); its steps: the magic's (n11)
+            sys.stdout.write(log_in_magic_words(log_clocks_said(text)))
             last[0] = text
             if not written:
-                self._no_output(job_id, following=False)
+                poll(lambda: self._no_output(job_id, following=False))
             elif not chunk.get("finished"):
                 self._print(f"[log continues: %schedule logs {job_id} -f to follow]")
                 last[0] = ""
             for found in new_notes(chunk, said):
                 note(found)
             return
-        if self._no_output(job_id, following=True) == "lease":
+        if poll(lambda: self._no_output(job_id, following=True)) == "lease":
             return
         last[0] = ""
         if long or cmd.tail is not None:
-            tail, start = self._log_tail(job_id, chunk, cmd.tail)
-            sys.stdout.write(log_clocks_said(tail))
+            tail, start = poll(lambda: self._log_tail(job_id, chunk, cmd.tail))
+            sys.stdout.write(log_in_magic_words(log_clocks_said(tail)))
             last[0] = tail
-        # a restart of the server is ridden out, the log read on from the last offset (hubadmin23 A18)
-        poll = RideOut(lambda line: note({"text": line}), doing=f"still following {job_id}'s log",
-                       stop=f"{INTERRUPT} following; the job goes on")
-        try:
-            for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said, through=poll):
-                sys.stdout.write(log_clocks_said(text, line_start=not last[0] or last[0].endswith("\n")))
-                sys.stdout.flush()
-                last[0] = text
-            ended = poll(lambda: self.client.job(job_id))
-        except KeyboardInterrupt:  # the cell stops here, as the user asked (newuser33 N5: the next cells ran)
-            self._print("")
-            raise MagicError(stopped_by_interrupt("following", job_id)) from None
+        for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said, through=poll):
+            shown = log_clocks_said(text, line_start=not last[0] or last[0].endswith("\n"))
+            sys.stdout.write(log_in_magic_words(shown))
+            sys.stdout.flush()
+            last[0] = text
+        ended = poll(lambda: self.client.job(job_id))
         self._print(job_line(ended, _now(), log_shown=True))  # its lines were just shown (N20)
 
     def _log_end(self, job_id: str, known: int) -> int:
@@ -1482,14 +1570,17 @@ class SchedMagics(Magics):
         N12: a MagicError stopped a Run-All). A job that ended otherwise than succeeded (failed, cancelled…)
         raises :class:`MagicError` after its line, so a Run All stops there as the CLI's ``wait`` exits 4
         (new user 30, n6), unless ``--no-raise-error``."""
-        job_id = self._job_of(str(cmd.job_id), "wait")  # a name of mine, as logs (new user 11, N2)
-        job = self.client.job(job_id)
         started = time.monotonic()
         progress: Progress | None = None
-        # a restart of the server is ridden out, said once (hubadmin23 A18: the CLI's wait did, this did not)
-        poll = RideOut(self._print, doing=f"still waiting for {job_id}", stop=f"{INTERRUPT} waiting; the job goes on")
+        # a restart of the server is ridden out, said once (hubadmin23 A18: the CLI's wait did, this did not), from
+        # the first request on: the name lookup and the first look (as the CLI's wait since 005cc37d)
+        poll = RideOut(self._print, doing=f"still waiting for {cmd.job_id}",
+                       stop=f"{INTERRUPT} waiting; the job goes on")
         deadline = None if cmd.timeout_s is None else started + cmd.timeout_s
+        job_id = str(cmd.job_id)
         try:
+            job_id = poll(lambda: self._job_of(job_id, "wait"), deadline=deadline)  # a name of mine (new user 11, N2)
+            job = poll(lambda: self.client.job(job_id), deadline=deadline)
             while not is_terminal(job):
                 waited = time.monotonic() - started
                 if cmd.timeout_s is not None and waited >= cmd.timeout_s:

@@ -559,6 +559,8 @@ class ScheduleCommand:
         job_id: job id (``status``, ``logs``, ``wait``, ``cancel``).
         follow: (logs) stream until the job ends.
         tail: (logs) only the log's last this many lines (``-n``/``--tail``, as the CLI's), then ``follow`` from there.
+        notebook: (logs) save the job's executed notebook instead (``--notebook``, as ``jupyter-sched logs``).
+        output: (logs --notebook) where to save it (``-o FILE``; ``-``: print it); None: the executed copy's name.
         port: (serve) the port the service listens on.
         timeout_s: (wait) seconds to wait at most.
         raise_error: (wait) a job that ended otherwise than succeeded raises (a Run All stops there, as the CLI's
@@ -583,6 +585,8 @@ class ScheduleCommand:
     job_id: str | None = None
     follow: bool = False
     tail: int | None = None
+    notebook: bool = False
+    output: str | None = None
     port: int | None = None
     timeout_s: float | None = None
     raise_error: bool = True
@@ -780,6 +784,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         %schedule serve APP [ARGS...] --port P [options]
         %schedule queue [--mine] [--all | --limit N] | jobs [--state S] [--limit N] | profiles
         %schedule status [JOB] | logs JOB [-f] [-n N] | wait JOB [--for 10m] [--no-raise-error]   (--timeout: same as --for)
+        %schedule logs JOB --notebook [-o FILE]     (the executed notebook, saved here)
         %schedule cancel JOB [JOB ...] | cancel --mine|--all [--state pending|running] [--yes]
         %schedule hold JOB [JOB ...] | release JOB [JOB ...] | top JOB [JOB ...] [--undo]
         %schedule update JOB [JOB ...] [--time-limit 4h|+1h|-30m] [--priority low]
@@ -876,6 +881,9 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
             parser.add_argument("-f", "--follow", action="store_true")
             # the last N lines, as `jupyter-sched logs -n N` (newuser36 n6: "unknown argument -n")
             parser.add_argument(*TAIL_OPTIONS, dest="tail", type=line_count)
+            # the executed notebook, saved here as `jupyter-sched logs JOB --notebook` saves it (newuser41 n11)
+            parser.add_argument("--notebook", action="store_true")
+            parser.add_argument("-o", "--output")
         if head == "wait":
             # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
             parser.add_argument("--for", "--timeout", dest="timeout", action=OneSetting)
@@ -892,15 +900,35 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
         if ns.job is None:  # status without a job (the parser requires one for logs and wait)
             return ScheduleCommand(head)
         job_id = _nonempty(ns.job, "JOB")
+        if head == "logs":
+            _notebook_or_log(ns, rest)
         timeout = getattr(ns, "timeout", None)
         flag = next((t.split("=", 1)[0] for t in rest if t.split("=", 1)[0] in ("--for", "--timeout")), "--for")
         return ScheduleCommand(head, job_id=job_id, follow=bool(getattr(ns, "follow", False)), tail=getattr(ns, "tail", None),
                                timeout_s=_timeout(timeout, flag, "the job ends"),
-                               raise_error=bool(getattr(ns, "raise_error", True)))
+                               raise_error=bool(getattr(ns, "raise_error", True)),
+                               notebook=bool(getattr(ns, "notebook", False)), output=getattr(ns, "output", None))
     if rest:
         raise ValidationError(f"{prog}: unexpected argument {rest[0]!r}", field=rest[0],
                               hint=f"{prog} takes no arguments")
     return ScheduleCommand(head)
+
+
+def _notebook_or_log(ns: argparse.Namespace, typed: Sequence[str]) -> None:
+    """``%schedule logs``: ``--notebook [-o FILE]`` saves the executed notebook, ``-f``/``-n`` read the log — one
+    or the other; ``-o`` only with ``--notebook`` (the CLI's refusal, newuser41 n11)."""
+    if ns.output is not None and not ns.notebook:
+        raise ValidationError("%schedule logs: -o FILE saves the executed notebook: add --notebook", field="-o",
+                              hint="the log itself is printed here; %%capture keeps it in a variable")
+    if ns.output == "":
+        raise ValidationError("%schedule logs: -o: give a file name", field="-o",
+                              hint="e.g. -o run.ipynb, or - to print it; leave -o out for the executed copy's name")
+    if ns.notebook and (ns.follow or ns.tail is not None):
+        flag = next((t for t in typed if t in ("-f", "--follow") or t.split("=", 1)[0] in ("-n", "--tail")
+                     or t.startswith("-n")), "-f")
+        raise ValidationError(f"%schedule logs: --notebook saves the executed notebook; {flag} reads the log: give "
+                              "one of them", field="--notebook",
+                              hint="%schedule logs JOB --notebook saves it here; %schedule logs JOB -f follows the log")
 
 
 def _limit(value: str | None) -> int | None:

@@ -252,9 +252,12 @@ words ``queue``, ``status`` and ``jobs`` say after its name (:func:`~jupyter_sch
 user 24: the row said it in words of its own)."""
 
 
-def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:
-    """The ``%schedule queue`` table: position, id, user, kind, state, GPUs, priority, reason, ETA."""
+def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime, idle: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The ``%schedule queue`` table: position, id, user, kind, state, GPUs, priority, reason, ETA. ``idle``: the
+    reader's idle notes by job id (:func:`~jupyter_sched.client.status.idle_notes`), said in a running row's detail
+    as the CLI's ``queue`` and ``jobs`` say them (race41: the CLI's line had the idle clause, the magic's none)."""
     pd = pandas()
+    idle = idle or {}
 
     out = []
     for job in rows:
@@ -279,8 +282,8 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFram
                 # report, as the CLI's jobs table says them (session 21)
                 " · ".join(part for part in ("waiting for the next scheduling cycle", planned_limit_line(job)) if part)
                 if is_pending(job) else
-                " · ".join(part for part in (gone_text(job), unhealthy_text(job), drain_text(job), progress_text(job, now))
-                           if part)),
+                " · ".join(part for part in (gone_text(job), unhealthy_text(job), drain_text(job), progress_text(job, now),
+                                             idle.get(str(job.get("id")), "")) if part)),
             # the words of the CLI's line, the reader's own leases as theirs (mine) included (new user 16, N8)
             "eta": text.eta.removeprefix("ETA ") if text and is_pending(job)
             else ends_by(job, now, cancel="%schedule cancel"),  # running work: when it ends at the latest, as the CLI says
@@ -301,10 +304,10 @@ _SOMETIMES = frozenset({"eta", "position", "reason", "unblocks_when", "gpu_uuids
 """Columns of :data:`JOBS_COLUMNS` left out when empty in every row (a list of finished jobs has no queue)."""
 
 
-def jobs_frame(rows: Iterable[Mapping[str, Any]], now: datetime) -> pd.DataFrame:
+def jobs_frame(rows: Iterable[Mapping[str, Any]], now: datetime, idle: Mapping[str, str] | None = None) -> pd.DataFrame:
     """The ``%schedule jobs`` table (my jobs, newest first): :func:`queue_frame`'s cells in
     :data:`JOBS_COLUMNS`' order, those of :data:`_SOMETIMES` only where some row has one."""
-    frame = queue_frame(rows, now)
+    frame = queue_frame(rows, now, idle)
     keep = [c for c in JOBS_COLUMNS if c not in _SOMETIMES or any(str(v) != "" for v in frame[c])]
     return frame[keep]
 

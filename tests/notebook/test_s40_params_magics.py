@@ -65,7 +65,7 @@ async def test_s40_executed_schedule_wait_and_status_say_how_to_open_a_failed_no
     submitted = await kernel.run("%schedule notebook daily_report.ipynb -p region=mars --gpus 0 --time-limit 5m")
     assert submitted.error is None, submitted.text
     job_id = _job_id(submitted)
-    hint = (f"Its executed notebook (outputs and errors): !jupyter-sched logs {job_id} --notebook saves it here; "
+    hint = (f"Its executed notebook (outputs and errors): %schedule logs {job_id} --notebook saves it here; "  # n11
             f"or the panel: My work → {job_id} → Open notebook.")
     waited = await kernel.run(f"%schedule wait {job_id} --no-raise-error", timeout_s=180)
     lines = waited.stdout.splitlines()
