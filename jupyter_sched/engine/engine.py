@@ -45,7 +45,7 @@ from ..reclaim import IdlePolicies, LadderState
 from ..scheduling.live import LiveCycle
 from ..scheduling.snapshot import CycleResult, Pend, Snapshot
 from ..store import JobRecord, Store
-from ..store.outage import unreachable
+from ..store.outage import said_by_store
 from .apply import DecisionApplier
 from .clock import Clock, SystemClock
 from .decide import CycleFunction, Decider, cyclic_gc_paused, default_cycle
@@ -308,7 +308,8 @@ class Engine:
             state = retries.failed(key, exc.message)
             self.database = retries.reconnecting(key, "the database")
             said = self.database.message if self.database else exc.message  # an outage: the store's line (B6)
-            log.log(logging.DEBUG if unreachable(exc) else logging.WARNING, "%s", said)
+            # an outage or a full disk: the store says it once (and when it is over), not every backoff
+            log.log(logging.DEBUG if said_by_store(exc) else logging.WARNING, "%s", said)
             self._publish({"type": "connection", "data": {"database": self.database.to_dict()
                                                           if self.database else None, "attempt": state.attempt}})
             return TickReport(leader=self.is_leader)

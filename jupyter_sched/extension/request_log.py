@@ -31,14 +31,15 @@ __all__ = ["LOG_LINE_MAX_CHARS", "REPEATS_EVERY_S", "Repeats", "escape_log_contr
 
 def logged_quietly(handler: web.RequestHandler, log: logging.Logger) -> bool:
     """True when ``handler``'s answer was a success that no log handler would show (or a 503 for an
-    unreachable database or a stopping server, already logged in one line), and only its Prometheus sample was recorded;
+    unreachable database or a stopping server, a 507 for a full disk, already logged in one line), and only its
+    Prometheus sample was recorded;
     False: the caller logs it the usual way (tornado's ``_log``)."""
     status = handler.get_status()
     log_function = handler.settings.get("log_function")
     # a 503 for an unreachable database or a stopping server: its one line is written (with its reference), the
     # outage is said once by the store; Jupyter's log would add the request's headers at ERROR, ~20 lines an
     # answer (hubadmin25 B6; newuser26 n11: every restart's in-flight progress report)
-    outage = status == 503 and getattr(handler, "_outage", False) is True
+    outage = status in (503, 507) and getattr(handler, "_outage", False) is True
     if isinstance(log_function, partial) and is_jupyter_log_request(log_function) \
             and (outage or ((status < 300 or status == 304) and not shows_debug(log))):
         if log_function.keywords.get("record_prometheus_metrics", True):
@@ -114,6 +115,10 @@ _REPEATED: tuple[tuple[int, str, re.Pattern[str]], ...] = (
     (logging.ERROR, "more requests answered {0} that named nobody",
      re.compile(r"(5\d\d) [A-Z]+ \S+ " + _NO_USER)),  # Jupyter's access line of a 5xx, and its headers' block:
     (logging.ERROR, "more header blocks of 5xx answers", re.compile(r'\{\s+"Host": ')),
+    (logging.INFO, "more requests answered 503 while the scheduler is off (its start's ERROR line says why)",
+     re.compile(r"jupyter_sched [A-Z]+ \S+ -> 503 \[reference \w+\]: the scheduler is not running: ")),  # each poll
+    (logging.WARNING, "more requests answered 507 while the store's disk is full",
+     re.compile(r"jupyter_sched [A-Z]+ \S+ -> 507 \[reference \w+\]: ")),  # each write; the store says it once
     (logging.ERROR, "more uncaught exceptions of {0}",
      re.compile(r"Uncaught exception ([A-Z]{1,10} /[^ ?]{0,120})")),  # tornado's, of a handler not ours (red40 R3:
     # jupyterhub's logout where the service has no oauth client id — 25 lines a request, no account needed)

@@ -38,7 +38,7 @@ from ..services.models import CancelJobRequest, WaitLeaseRequest, parse, wire_js
 from ..services.models.base import dump_set
 from ..services.models.definitions import DeleteDefinitionRequest
 from ..services.models.jobs import SubmitJobQuery
-from ..store.outage import unreachable
+from ..store.outage import said_by_store
 from .arrival import Arrival
 from .audit_names import is_audited_refusal, request_name
 from .auth_once import ProvenOnceHandler
@@ -377,8 +377,8 @@ class SchedHandler(StopsOnHangUp, JobTokenHandler, Arrival, Utf8Arguments, Prove
                 self.set_header("Retry-After", str(after))  # RFC 9110 §10.2.3: whole seconds
             if status >= 500:  # may carry a driver's words: log them, answer ours (errors.py)
                 reference = secrets.token_hex(4)
-                stopping, outage = isinstance(exc, StoppingError), unreachable(exc)  # one line here, none at ERROR
-                self._outage = outage or stopping  # by Jupyter's log (hubadmin25 B6; newuser26 n11: each restart)
+                stopping, outage = isinstance(exc, StoppingError), said_by_store(exc)
+                self._outage = outage or stopping  # one line, no headers at ERROR (B6; n11: restarts; N3: full disks)
                 log = self.log.info if stopping else self.log.warning if outage else self.log.error  # a stop is no fault (N7)
                 log("jupyter_sched %s %s -> %s [reference %s]: %s", self.request.method, self.request.path,
                     status, reference, exc)

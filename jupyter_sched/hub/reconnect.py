@@ -97,7 +97,7 @@ class CentralLink:
         """A request got an answer: the link is up (ends the loop's reason to run)."""
         if self.retries.get(CENTRAL) is not None:
             self.retries.succeeded(CENTRAL)
-            log.info("jupyter_sched: the central service answers again")
+            log.warning("jupyter_sched: the central service answers again")  # at its outage's level (store/outage.py)
             self._publish()
 
     def listen(self) -> asyncio.Queue[dict[str, Any]]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import shutil
 import sqlite3
 import threading
 import time
@@ -1799,6 +1800,15 @@ def _disk_full(url: str, exc: BaseException) -> str | None:
     problem = None if store_file is None else folder_problem(store_file, min_free=0, full_seen=True)
     return problem.cause if problem is not None else "the store's disk is full (ENOSPC)"
 
+def _has_room(url: str) -> bool:
+    """Whether the disk of a SQLite store's file has free bytes (a database server's: True — its committed
+    write says so). Raises OSError when the folder cannot be asked."""
+    from .start_failure import sqlite_file
+
+    store_file = sqlite_file(url)
+    return store_file is None or shutil.disk_usage(store_file.parent).free > 0
+
+
 class Store:
     """Entry point to the database.
 
@@ -1869,7 +1879,7 @@ class Store:
         """Told of every committed audit record (``(actor, action, job id, user, message)``): the service log's
         line per record (hubadmin26 B13: drains, preemptions, admin acts and job ends were only in the
         database — no timeline when the incident is the database). None: not told."""
-        self.outage = StoreOutage(f"the database ({safe_url(url)})")
+        self.outage = StoreOutage(f"the database ({safe_url(url)})", room=functools.partial(_has_room, url))
         """Says an outage once, reminds once a minute, says when it is back (hubadmin25 B6)."""
         try:
             self.engine = _make_engine(url, sqlite_synchronous=sqlite_synchronous, echo=echo, pool_size=pool_size)
@@ -2064,6 +2074,7 @@ class Store:
                 said = first_line(f"{exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}")
                 self.outage.failed(said)
             if (full := _disk_full(self.url, exc)) is not None:  # retrying cannot help (newuser41 N3)
+                self.outage.full(full)  # said once, not by each caller (its engine, its requests)
                 raise StoreFullError(f"store failure: {full} ({first_line(said)})", hint="nothing of it was saved; "
                                      "free space there, then send it again", details=details or None) from exc
             raise StoreError(f"store failure: {said}", hint="retry; if it persists check the database",
@@ -2071,7 +2082,7 @@ class Store:
         finally:
             if writers is not None:
                 writers.release()
-        self.outage.answered()
+        self.outage.answered(wrote=write)
         if tx is not None and tx.quotas_changed:
             self.quotas_written += 1  # committed: callers resolved in this process see it at once
         if quiet is not None:  # committed: only now is that value the counter's for good

@@ -3747,7 +3747,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Error (400 bad input, 403 forbidden, 404 not found, 409 conflict, 422 never fits, 5xx server) */
+        /** @description Error (400 bad input, 403 forbidden, 404 not found, 409 conflict, 422 never fits, 503 database unreachable / scheduler_off / stopping, 507 store_full when the store's disk is full, other 5xx server) */
         Error: {
             headers: {
                 [name: string]: unknown;
