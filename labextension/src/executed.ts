@@ -10,6 +10,9 @@
  */
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { PageConfig, URLExt } from '@jupyterlab/coreutils';
+import type { IStateDB } from '@jupyterlab/statedb';
+import type { ReadonlyPartialJSONObject } from '@lumino/coreutils';
+import type { ISignal } from '@lumino/signaling';
 
 import type { SchedClient } from './client';
 import { TERMINAL_STATES, type Job } from './types';
@@ -123,7 +126,7 @@ export function contentsFiles(app: JupyterFrontEnd): Required<INotebookFiles> {
   const openPath = async (path: string): Promise<void> => {
     // a run's copy to read, not to run: no kernel started (newuser40 N1: each Open started one). JupyterLab 4's
     // SessionContext starts none and asks nothing when shouldStart is false ("No Kernel"; the user picks one to run)
-    await app.commands.execute('docmanager:open', { path, kernelPreference: { shouldStart: false } });
+    await app.commands.execute('docmanager:open', { path, kernelPreference: { ...NO_KERNEL } });
   };
   const saveNotebook = async (path: string, content: unknown): Promise<void> => {
     const contents = app.serviceManager.contents;
@@ -150,4 +153,67 @@ export function contentsFiles(app: JupyterFrontEnd): Required<INotebookFiles> {
     }
   };
   return { openPath, saveNotebook, exists };
+}
+
+/** Whether `path` is an executed copy "Open notebook" saves: `scheduled-runs/<stem> (executed <job id>).ipynb`
+ * (a `-2` … of a name the server found taken included). */
+export function isExecutedCopyPath(path: string): boolean {
+  return new RegExp(`^${EXECUTED_DIR}/[^/]+ \\(executed [^()/]+\\)(-\\d+)?\\.ipynb$`).test(path);
+}
+
+/** The kernel preference an executed copy is opened and restored with: no kernel started (the user picks one). */
+export const NO_KERNEL = { shouldStart: false } as const;
+
+/** What {@link keepCopiesKernelless} reads of a notebook JupyterLab opened (a `NotebookPanel`). */
+export interface IOpenedNotebook {
+  readonly isDisposed: boolean;
+  readonly context: { readonly path: string };
+  readonly sessionContext: { readonly ready: Promise<void>; readonly session: unknown; readonly sessionChanged: ISignal<unknown, unknown> };
+}
+
+/** What {@link keepCopiesKernelless} reads of JupyterLab's notebook tracker (`INotebookTracker`: a `WidgetTracker`
+ * whose `namespace` — `notebook` in JupyterLab 4 — names its entries; `IWidgetTracker` does not declare it). */
+export interface INotebookRestoreTracker {
+  readonly namespace?: string;
+  readonly widgetAdded: ISignal<unknown, IOpenedNotebook>;
+}
+
+/** The notebook tracker's namespace in JupyterLab 4 (`@jupyterlab/notebook-extension`), when its tracker says none. */
+const NOTEBOOK_NAMESPACE = 'notebook';
+
+/**
+ * Keep an executed copy that is open with no kernel kernelless across page loads (newuser41 n8: after a reload the
+ * copy "Open notebook" opened without a kernel had a live Python 3 kernel, no click at all).
+ *
+ * JupyterLab's layout restorer reopens each notebook tab by running `docmanager:open` with the args its notebook
+ * tracker saved under `<namespace>:<path>` in the state database — `{path, factory}`, no kernel preference, so the
+ * notebook's kernel was started. Each time the tracker saves an executed copy's entry (when it adds the tab: at the
+ * click and at every restore), this adds `kernelPreference: {shouldStart: false}` (`docmanager:open`'s own argument,
+ * JupyterLab 4) to it while the copy has no kernel, and takes it out once the user picks one (a kernel they chose is
+ * restored as any notebook's). Other notebooks, and a copy with no saved entry (no layout restorer), are left alone.
+ */
+export function keepCopiesKernelless(notebooks: INotebookRestoreTracker, state: IStateDB): void {
+  notebooks.widgetAdded.connect((_, panel) => {
+    if (!isExecutedCopyPath(panel.context.path)) {
+      return;
+    }
+    const remember = async (): Promise<void> => {
+      await panel.sessionContext.ready.catch(() => undefined);
+      const path = panel.context.path;
+      if (panel.isDisposed || !isExecutedCopyPath(path)) {
+        return;
+      }
+      const key = `${notebooks.namespace ?? NOTEBOOK_NAMESPACE}:${path}`;
+      const saved = (await state.fetch(key)) as { data?: ReadonlyPartialJSONObject } | undefined;
+      if (!saved || typeof saved.data !== 'object' || saved.data === null || Array.isArray(saved.data)) {
+        return; // not restored: nothing to keep
+      }
+      const { kernelPreference: _, ...rest } = saved.data;
+      void _;
+      const data: ReadonlyPartialJSONObject = panel.sessionContext.session ? rest : { ...rest, kernelPreference: { ...NO_KERNEL } };
+      await state.save(key, { data });
+    };
+    void remember();
+    panel.sessionContext.sessionChanged.connect(() => void remember());
+  });
 }

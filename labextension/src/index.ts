@@ -29,7 +29,7 @@ import { describeError, SchedApiError, SchedClient, type Transport } from './cli
 import { CommandIDs } from './commandids';
 import { cancelQuestion, cancelTitle, changedText, clockUTC, cooldownNews, formatDuration, releasedText, serverText, shownText, workName } from './format';
 import { definitionsPlugin } from './definitions';
-import { contentsFiles, openExecutedNotebook } from './executed';
+import { contentsFiles, keepCopiesKernelless, openExecutedNotebook } from './executed';
 import { createLogWidget, type LogViewer } from './logviewer';
 import { usagePlugin } from './usage';
 import { SchedModel } from './model';
@@ -158,6 +158,9 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     let current = readSettings(settings);
     model.refreshInterval = current.refreshInterval;
     const state = new SidebarState(stateDB);
+    if (notebooks && stateDB && restorer) {
+      keepCopiesKernelless(notebooks, stateDB); // an executed copy opened with no kernel gets none at the next page load (newuser41 n8)
+    }
 
     const sidebar = new SchedSidebar({
       model,

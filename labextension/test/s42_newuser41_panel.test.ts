@@ -1,11 +1,15 @@
 // s42-panel: what the GPUs panel left out (newuser41 n6, n8, n10; store41's unchecked 503/507 answers).
+import { WidgetTracker } from '@jupyterlab/apputils';
 import { StateDB } from '@jupyterlab/statedb';
+import { CommandRegistry } from '@lumino/commands';
+import { Signal } from '@lumino/signaling';
 import { nullTranslator } from '@jupyterlab/translation';
 import { MessageLoop } from '@lumino/messaging';
 import { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { OFF_RETRY_MS, SchedClient } from '../src/client';
+import { contentsFiles, isExecutedCopyPath, keepCopiesKernelless } from '../src/executed';
 import { elapsedText, restartedText, runNumber } from '../src/format';
 import { SchedModel } from '../src/model';
 import { MyWorkView, QueueView } from '../src/sections';
@@ -255,5 +259,89 @@ describe('newuser41 n10: Show GPUs Panel puts the keyboard in the panel; its key
     const trans = nullTranslator.load('jupyter_sched');
     expect(sidebarCaption(trans, 'Alt+Shift+G')).toBe('GPUs: inventory, queue, my work, quotas (Alt+Shift+G)');
     expect(sidebarCaption(trans, '')).toBe('GPUs: inventory, queue, my work, quotas');
+  });
+});
+
+/** A notebook tab as the notebook tracker holds it: its path, and its session (null: no kernel). */
+class OpenedNotebook extends Widget {
+  session: unknown = null;
+  readonly sessionChanged = new Signal<this, unknown>(this);
+  readonly context: { path: string };
+  readonly sessionContext: { ready: Promise<void>; readonly session: unknown; sessionChanged: Signal<OpenedNotebook, unknown> };
+
+  constructor(path: string) {
+    super();
+    this.context = { path };
+    const tab = this; // eslint-disable-line @typescript-eslint/no-this-alias
+    this.sessionContext = { ready: Promise.resolve(), get session() { return tab.session; }, sessionChanged: this.sessionChanged };
+  }
+}
+
+/** JupyterLab's notebook tracker as notebook-extension makes it: namespace `notebook`, restored with `docmanager:open`
+ * and `{path, factory}` (read in the 4.6 bundle), on a state database; `opened` records what a restore runs. */
+async function notebookTracker(state: StateDB): Promise<{ tracker: WidgetTracker<OpenedNotebook>; opened: unknown[] }> {
+  const opened: unknown[] = [];
+  const registry = new CommandRegistry();
+  registry.addCommand('docmanager:open', { execute: args => void opened.push(args) });
+  const tracker = new WidgetTracker<OpenedNotebook>({ namespace: 'notebook' });
+  await tracker.restore({
+    command: 'docmanager:open', connector: state, registry,
+    args: panel => ({ path: panel.context.path, factory: 'Notebook' }), name: panel => panel.context.path
+  });
+  return { tracker, opened };
+}
+
+describe('newuser41 n8: an executed copy opened with no kernel gets none at the next page load', () => {
+  const COPY = 'scheduled-runs/daily_report (executed j-1m9934yeg-byhhj7).ipynb';
+
+  it('test_newuser41_n8_which_paths_are_executed_copies', () => {
+    expect(isExecutedCopyPath(COPY)).toBe(true);
+    expect(isExecutedCopyPath('scheduled-runs/a (b) (executed j-1).ipynb')).toBe(true);
+    expect(isExecutedCopyPath('scheduled-runs/fail (executed j-1)-2.ipynb')).toBe(true);
+    expect(isExecutedCopyPath('daily_report (executed j-1).ipynb')).toBe(false); // not where the panel saves them
+    expect(isExecutedCopyPath('scheduled-runs/sub/x (executed j-1).ipynb')).toBe(false);
+    expect(isExecutedCopyPath('scheduled-runs/daily_report.ipynb')).toBe(false);
+  });
+
+  it('test_newuser41_n8_the_open_and_the_restore_both_ask_docmanager_for_no_kernel', async () => {
+    // the click: docmanager:open with kernelPreference {shouldStart: false} (JupyterLab 4's own argument)
+    const runs: { id: string; args: unknown }[] = [];
+    const app = { commands: { execute: async (id: string, args: unknown) => void runs.push({ id, args }) } };
+    await contentsFiles(app as never).openPath(COPY);
+    expect(runs).toEqual([{ id: 'docmanager:open', args: { path: COPY, kernelPreference: { shouldStart: false } } }]);
+
+    // the tracker saves the tab's restore entry; the panel adds the preference to it
+    const state = new StateDB();
+    const { tracker } = await notebookTracker(state);
+    keepCopiesKernelless(tracker, state);
+    const copy = new OpenedNotebook(COPY);
+    const mine = new OpenedNotebook('nb/analysis.ipynb');
+    await tracker.add(copy);
+    await tracker.add(mine);
+    await vi.waitFor(async () => expect(await state.fetch(`notebook:${COPY}`)).toEqual({ data: { path: COPY, factory: 'Notebook', kernelPreference: { shouldStart: false } } }));
+    expect(await state.fetch('notebook:nb/analysis.ipynb')).toEqual({ data: { path: 'nb/analysis.ipynb', factory: 'Notebook' } });
+
+    // the next page load: JupyterLab's restore runs docmanager:open with what was saved — no kernel for the copy
+    const reloaded = await notebookTracker(state);
+    expect(reloaded.opened).toContainEqual({ path: COPY, factory: 'Notebook', kernelPreference: { shouldStart: false } });
+    expect(reloaded.opened).toContainEqual({ path: 'nb/analysis.ipynb', factory: 'Notebook' });
+
+    // and again after that load: the restored tab is added (its entry saved plain), the preference comes back
+    keepCopiesKernelless(reloaded.tracker, state);
+    const again = new OpenedNotebook(COPY);
+    await reloaded.tracker.add(again);
+    await vi.waitFor(async () => expect((await state.fetch(`notebook:${COPY}`)) as unknown).toMatchObject({ data: { kernelPreference: { shouldStart: false } } }));
+
+    // a kernel the user picks for it is restored as any notebook's
+    again.session = { id: 's-1' };
+    again.sessionChanged.emit(again.session);
+    await vi.waitFor(async () => expect(await state.fetch(`notebook:${COPY}`)).toEqual({ data: { path: COPY, factory: 'Notebook' } }));
+    // and none again (its kernel shut down): no kernel at the next load
+    again.session = null;
+    again.sessionChanged.emit(null);
+    await vi.waitFor(async () => expect((await state.fetch(`notebook:${COPY}`)) as unknown).toMatchObject({ data: { kernelPreference: { shouldStart: false } } }));
+    for (const w of [copy, mine, again]) {
+      w.dispose();
+    }
   });
 });
