@@ -248,18 +248,48 @@ def id_name(name: str, field: str = "name") -> None:
     Raises:
         ValidationError: naming ``field``, why and the fix.
     """
-    from ..model.names import ID_PREFIXES, id_shaped
+    from ..model.names import ID_PREFIXES
 
-    shaped = id_shaped(name)
-    if shaped is not None:
-        prefix, kind = shaped
+    read = read_as_id(name)
+    if read is not None:
+        prefix, kind, seen = read
         starts = ", ".join(ID_PREFIXES)
-        rest = "".join(c for c in name.lower().split(prefix, 1)[-1] if c.isalnum() or c in "-_")[:20] or "1"
-        raise ValidationError(f"{field} {name[:60]!r} reads as a {kind} id: every client takes a name starting "
+        rest = "".join(c for c in seen.split(prefix, 1)[-1] if c.isalnum() or c in "-_")[:20] or "1"
+        drawn = "" if seen.startswith(name.strip(_ID_EDGE).lower()[:2]) else \
+            f" (its first letter is drawn as {prefix[0]}: it reads as {seen[:40]!r})"
+        raise ValidationError(f"{field} {name[:60]!r} reads as a {kind} id{drawn}: every client takes a name starting "
                               f"{prefix} as one", field=field,
-                              hint=f"give a name that does not start with {starts[:-4]} or {starts[-2:]}, e.g. "
-                                   f"run-{rest}",
-                              details={"reads_as": f"{kind} id", "prefix": prefix})
+                              hint=f"give a name that does not start with {starts[:-4]} or {starts[-2:]} or a letter "
+                                   f"drawn as one, e.g. run-{rest}",
+                              details={"reads_as": f"{kind} id", "prefix": prefix, "read": seen[:64]})
+
+
+_ID_EDGE = ":,;.'\"()[]<>` \t"
+"""What every client strips from a reference's ends (:data:`jupyter_sched.model.names._EDGE`)."""
+
+_DRAWN_AS_L = {"I": "l", "\u0406": "l", "\u04c0": "l", "\u0399": "l", "|": "l"}
+"""Capitals drawn as a lower-case l in the sans fonts of JupyterLab and terminals (Latin I, Cyrillic I and palochka,
+Greek iota): TR39 gives them prototype l, which case folding (the skeleton's first step) would turn into i."""
+
+
+def read_as_id(name: str) -> tuple[str, str, str] | None:
+    """``(prefix, kind, the name as read)`` when ``name`` reads as a job, lease or definition id: as typed
+    (:func:`~jupyter_sched.model.names.id_shaped`), or once its letters are read as the Latin letters they are drawn
+    as (TR39's skeleton, :func:`~.user_names.skeleton`; red42 R1: a j- written with a Cyrillic je U+0458 or a Greek
+    yot U+03F3, an l- with a palochka U+04CF, a d- with a komi de U+0501 stood in the queue as another user's id),
+    else None."""
+    from ..model.names import id_shaped
+    from .user_names import skeleton
+
+    word = name.strip(_ID_EDGE)
+    shaped = id_shaped(word)
+    if shaped is not None:
+        return shaped[0], shaped[1], word.lower()
+    if not word:
+        return None
+    seen = skeleton(_DRAWN_AS_L.get(word[0], word[0]) + word[1:])
+    shaped = id_shaped(seen)
+    return None if shaped is None else (shaped[0], shaped[1], seen)
 
 
 def check_text(spec: JobSpec) -> None:

@@ -1748,16 +1748,15 @@ class JobsService:
         the id of another user's unfinished job or lease, the refusal is audited as a hostile input against that
         job (``details.hostile``, the record's job_id the job it named): whoever reads the queue by its name
         columns would take the named job for the one being submitted."""
-        from ..admission.rules import id_name
-        from ..model.names import id_shaped
+        from ..admission.rules import id_name, read_as_id
 
         try:
             id_name(name)
         except ValidationError as err:
-            shaped = id_shaped(name)
-            named = name.strip().strip(":,;.'\"()[]<>` \t").lower()
+            read = read_as_id(name)  # the id it reads as: a look-alike letter read as the one it is drawn as (R1)
+            named = "" if read is None else read[2]
             victim = None
-            if shaped is not None and shaped[0] in ("j-", "l-") and len(named) <= 64:
+            if read is not None and read[0] in ("j-", "l-") and len(named) <= 64:
                 with self.ctx.store.transaction(write=False) as tx:
                     victim = tx.get_jobs([named]).get(named)
             if victim is not None and victim.job.spec.user != caller.user and not victim.job.state.terminal:
