@@ -19,10 +19,12 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension"]
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%gpu``, ``%schedule`` and ``%%schedule`` on ``ipython``."""
+    from .completion import register
     from .core import SchedMagics
     from .cuda import announce_gpu_notice
 
     ipython.register_magics(SchedMagics)
+    register(ipython)  # Tab after %gpu / %schedule (newuser41 n1): sends nothing until a completion needs it
     announce_gpu_notice(ipython)
 
 

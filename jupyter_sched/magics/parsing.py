@@ -46,7 +46,7 @@ from ..wording.flags import (
 
 __all__ = [
     "GPU_SUBCOMMANDS", "HELP_FLAGS", "PRIORITIES", "SCHEDULE_SUBCOMMANDS", "GpuCommand", "JobOptions", "ScheduleCommand",
-    "check_model", "help_text", "job_body", "lease_body", "parameters_of", "parse_gpu_line", "parse_schedule_line",
+    "check_model", "command_parser", "help_text", "job_body", "lease_body", "parameters_of", "parse_gpu_line", "parse_schedule_line",
     "passed_on_note",
 ]
 
@@ -291,9 +291,109 @@ def _add_request_options(parser: argparse.ArgumentParser, *, gpus_flag: bool = T
     else:
         parser.add_argument("--time-limit", dest="time_limit")
         # refused below: a submission returns its id at once (issue 20: --wait went to the script, which failed)
-        parser.add_argument("--wait", "--no-wait", dest="job_wait", action="store_const", const=True)
+        parser.add_argument("--wait", "--no-wait", dest="job_wait", action="store_const", const=True,
+                            help=argparse.SUPPRESS)  # SUPPRESS: never offered (tab completion)
         # refused below too: the CLI's --dry-run after a script went to it and a real job ran (newuser32 N3)
-        parser.add_argument("--dry-run", "--dryrun", dest="job_dryrun", action="store_const", const=True)
+        parser.add_argument("--dry-run", "--dryrun", dest="job_dryrun", action="store_const", const=True,
+                            help=argparse.SUPPRESS)
+
+
+# --- the parsers: one source of each subcommand's words -------------------------------------
+
+def command_parser(magic: str, head: str = "") -> argparse.ArgumentParser | None:
+    """The argument parser of ``magic``'s subcommand ``head`` (``%gpu``, ``%schedule``; ``%%schedule`` with
+    ``head`` "" for a cell's header), or None for one that takes no words. One source: the words
+    :func:`parse_gpu_line` and :func:`parse_schedule_line` read are the words tab completion offers
+    (:mod:`.completion`, newuser41 n1)."""
+    if magic == "%gpu":
+        return _gpu_parser(head) if head in ("request", "watch") else None
+    if magic == "%%schedule":
+        return _cell_parser()
+    return _schedule_parser(head) if head in _SCHEDULE_PARSED else None
+
+
+def _cell_parser() -> _Parser:
+    parser = _Parser("%%schedule", "%%schedule", abbrev=True)
+    _add_request_options(parser, env=True, resources=True)
+    parser.add_argument("-p", "--parameter", action="append", default=[])
+    return parser
+
+
+def _gpu_parser(head: str) -> _Parser:
+    if head == "request":
+        parser = _Parser("%gpu request", "%gpu", abbrev=True)
+        parser.add_argument("count", nargs="?")
+        _add_request_options(parser, lease=True, resources=True)
+        wait = parser.add_mutually_exclusive_group()
+        wait.add_argument("--wait", dest="wait", action="store_true", default=True)
+        wait.add_argument("--no-wait", dest="wait", action="store_false")
+        return parser
+    parser = _Parser("%gpu watch", "%gpu")
+    parser.add_argument("--seconds", default="30")
+    parser.add_argument("--interval", default="1")
+    return parser
+
+
+_SCHEDULE_PARSED = ("run", "notebook", "serve", "dryrun", "cancel", "hold", "release", "update", "top", "jobs",
+                    "queue", "status", "logs", "wait")
+"""The ``%schedule`` subcommands that take words (:func:`_schedule_parser`); the others take none."""
+
+
+def _schedule_parser(head: str) -> _Parser:
+    prog = f"%schedule {head}"
+    if head in ("run", "notebook", "serve"):
+        parser = _Parser(prog, "%schedule")
+        _add_request_options(parser, env=True, resources=True)
+        if head == "serve":
+            parser.add_argument("--port")
+        if head == "notebook":  # its parameters cell's values, as definitions take them (new user 14, N27)
+            parser.add_argument("-p", "--parameter", action="append", default=[])
+    elif head == "dryrun":
+        parser = _Parser(prog, "%schedule", abbrev=True)
+        _add_request_options(parser, resources=True)
+    elif head == "cancel":
+        parser = _Parser(prog, "%schedule")
+        parser.add_argument("jobs", metavar="JOB", nargs="*")  # several ids, as `jupyter-sched cancel` takes
+        scope = parser.add_mutually_exclusive_group()
+        scope.add_argument("--mine", dest="scope", action="store_const", const="mine")
+        scope.add_argument("--all", dest="scope", action="store_const", const="all")
+        parser.add_argument("--state", choices=("pending", "running"))
+        parser.add_argument("--yes", "-y", action="store_true")
+    elif head in ("hold", "release", "update", "top"):
+        parser = _Parser(prog, "%schedule")
+        parser.add_argument("jobs", metavar="JOB", nargs="+")
+        if head == "update":
+            parser.add_argument("--time-limit", dest="time_limit")
+            parser.add_argument("--priority", "--priority-class", dest="priority")
+        if head == "top":
+            parser.add_argument("--undo", action="store_true")
+    elif head in ("jobs", "queue"):
+        parser = _Parser(prog, "%schedule")
+        if head == "jobs":
+            parser.add_argument("--state")
+        else:
+            parser.add_argument("--mine", action="store_true")
+            # every pending entry, as `jupyter-sched queue --all` (new user 8, N5: refused here)
+            parser.add_argument("--all", dest="everything", action="store_true")
+            # one line per team, as `jupyter-sched queue --summary` (new user 25, n3: "unknown argument")
+            parser.add_argument("--summary", action="store_true")
+        parser.add_argument("--limit")
+    else:  # status, logs, wait
+        parser = _Parser(prog, "%schedule")
+        # `%schedule status` alone is the summary `jupyter-sched status` prints (new user 12, N4)
+        parser.add_argument("job", metavar="JOB", nargs="?" if head == "status" else None)
+        if head == "logs":
+            parser.add_argument("-f", "--follow", action="store_true")
+            # the last N lines, as `jupyter-sched logs -n N` (newuser36 n6: "unknown argument -n")
+            parser.add_argument(*TAIL_OPTIONS, dest="tail", type=line_count)
+            # the executed notebook, saved here as `jupyter-sched logs JOB --notebook` saves it (newuser41 n11)
+            parser.add_argument("--notebook", action="store_true")
+            parser.add_argument("-o", "--output")
+        if head == "wait":
+            # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
+            parser.add_argument("--for", "--timeout", dest="timeout", action=OneSetting)
+            parser.add_argument("--no-raise-error", dest="raise_error", action="store_false")
+    return parser
 
 
 GPU_COUNT = "N"
@@ -508,13 +608,7 @@ def parse_gpu_line(line: str) -> GpuCommand:
         if any(t.split("=", 1)[0] == "--workdir" for t in rest):  # a lease runs nothing of its own (N5)
             raise ValidationError("%gpu request takes no --workdir: the GPUs are this kernel's, which runs where it "
                                   "is", field="--workdir", hint="for a job in another folder use %%schedule --workdir DIR")
-        parser = _Parser("%gpu request", "%gpu", abbrev=True)
-        parser.add_argument("count", nargs="?")
-        _add_request_options(parser, lease=True, resources=True)
-        wait = parser.add_mutually_exclusive_group()
-        wait.add_argument("--wait", dest="wait", action="store_true", default=True)
-        wait.add_argument("--no-wait", dest="wait", action="store_false")
-        ns = parser.parse_args(rest)
+        ns = _gpu_parser(head).parse_args(rest)
         count = ns.count if ns.count is not None else ns.gpus
         if ns.count is not None and ns.gpus is not None:
             raise ValidationError("%gpu request: give the GPU count once (N or --gpus N)", field="--gpus",
@@ -527,10 +621,7 @@ def parse_gpu_line(line: str) -> GpuCommand:
                                   field=timeout_field, hint="drop one of them")
         return GpuCommand("request", options=options, wait=bool(ns.wait), count_given=ns.count is not None)
     if head == "watch":
-        parser = _Parser("%gpu watch", "%gpu")
-        parser.add_argument("--seconds", default="30")
-        parser.add_argument("--interval", default="1")
-        ns = parser.parse_args(rest)
+        ns = _gpu_parser(head).parse_args(rest)
         # each option's own advice, not a time limit's "leave it out for none" (new user 20, N24)
         seconds = parse_duration(ns.seconds, field="--seconds", hint="give how long to watch, e.g. 30 or 2m "
                                                                      "(left out: 30 s)")
@@ -798,10 +889,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     if wanted is not None:
         return ScheduleCommand("help", topic=wanted)
     if cell:
-        parser = _Parser("%%schedule", "%%schedule", abbrev=True)
-        _add_request_options(parser, env=True, resources=True)
-        parser.add_argument("-p", "--parameter", action="append", default=[])
-        ns = parser.parse_args(tokens)
+        ns = _cell_parser().parse_args(tokens)
         _no_parameters("%%schedule", ns.parameter, "a %%schedule cell has none, it runs as a script",
                        "set the values in the cell itself, or run a notebook with them: "
                        "%schedule notebook report.ipynb -p days=3")
@@ -819,12 +907,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                               field="subcommand", hint="use one of: " + ", ".join(SCHEDULE_SUBCOMMANDS))
     prog = f"%schedule {head}"
     if head in ("run", "notebook", "serve"):
-        parser = _Parser(prog, "%schedule")
-        _add_request_options(parser, env=True, resources=True)
-        if head == "serve":
-            parser.add_argument("--port")
-        if head == "notebook":  # its parameters cell's values, as definitions take them (new user 14, N27)
-            parser.add_argument("-p", "--parameter", action="append", default=[])
+        parser = _schedule_parser(head)
         what = "notebook" if head == "notebook" else "script"
         ns, target, args = _split_target(rest, parser, what)
         if head == "notebook" and args:
@@ -841,10 +924,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                                args=args, port=port, parameters=parameters_of(getattr(ns, "parameter", ()), prog),
                                passed_on=_passed_on(rest, parser, target) if head != "notebook" else ())
     if head == "dryrun":
-        parser = _Parser(prog, "%schedule", abbrev=True)
-        _add_request_options(parser, resources=True)
         try:
-            ns = parser.parse_args(rest)
+            ns = _schedule_parser(head).parse_args(rest)
         except ValidationError as err:
             _no_script_to_dryrun(err, rest)
             raise
@@ -855,17 +936,7 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
     if head in ("hold", "release", "update", "top"):  # as jupyter-sched hold|release|update|top (hubadmin25 B18)
         return _parse_change(head, rest)
     if head in ("jobs", "queue"):  # the CLI's filters (issue 20: "takes no arguments")
-        parser = _Parser(prog, "%schedule")
-        if head == "jobs":
-            parser.add_argument("--state")
-        else:
-            parser.add_argument("--mine", action="store_true")
-            # every pending entry, as `jupyter-sched queue --all` (new user 8, N5: refused here)
-            parser.add_argument("--all", dest="everything", action="store_true")
-            # one line per team, as `jupyter-sched queue --summary` (new user 25, n3: "unknown argument")
-            parser.add_argument("--summary", action="store_true")
-        parser.add_argument("--limit")
-        ns = parser.parse_args(rest)
+        ns = _schedule_parser(head).parse_args(rest)
         if getattr(ns, "everything", False) and ns.limit is not None:
             raise ValidationError(f"{prog}: give --all or --limit N, not both", field="--all",
                                   hint="--all lists every pending job; --limit N the first N")
@@ -874,22 +945,8 @@ def parse_schedule_line(line: str, *, cell: bool = False) -> ScheduleCommand:
                                scope="all" if getattr(ns, "everything", False) else None,
                                summary=bool(getattr(ns, "summary", False)))
     if head in ("status", "logs", "wait"):
-        parser = _Parser(prog, "%schedule")
-        # `%schedule status` alone is the summary `jupyter-sched status` prints (new user 12, N4)
-        parser.add_argument("job", metavar="JOB", nargs="?" if head == "status" else None)
-        if head == "logs":
-            parser.add_argument("-f", "--follow", action="store_true")
-            # the last N lines, as `jupyter-sched logs -n N` (newuser36 n6: "unknown argument -n")
-            parser.add_argument(*TAIL_OPTIONS, dest="tail", type=line_count)
-            # the executed notebook, saved here as `jupyter-sched logs JOB --notebook` saves it (newuser41 n11)
-            parser.add_argument("--notebook", action="store_true")
-            parser.add_argument("-o", "--output")
-        if head == "wait":
-            # --for as `jupyter-sched wait` says it; --timeout, the magic's first spelling, still works (issue 20)
-            parser.add_argument("--for", "--timeout", dest="timeout", action=OneSetting)
-            parser.add_argument("--no-raise-error", dest="raise_error", action="store_false")
         try:
-            ns = parser.parse_args(rest)
+            ns = _schedule_parser(head).parse_args(rest)
         except ValidationError as err:
             if err.field != "JOB":
                 raise
@@ -948,14 +1005,7 @@ def _parse_change(head: str, rest: list[str]) -> ScheduleCommand:
     """``%schedule hold|release|top JOB…`` and ``%schedule update JOB… --time-limit L --priority P``: the
     ``PATCH jobs/{id}`` body each job gets (the server checks the values and who may change what)."""
     prog = f"%schedule {head}"
-    parser = _Parser(prog, "%schedule")
-    parser.add_argument("jobs", metavar="JOB", nargs="+")
-    if head == "update":
-        parser.add_argument("--time-limit", dest="time_limit")
-        parser.add_argument("--priority", "--priority-class", dest="priority")
-    if head == "top":
-        parser.add_argument("--undo", action="store_true")
-    ns = parser.parse_args(relative_values_joined(rest) if head == "update" else rest)  # `-30m` (newuser29 N3)
+    ns = _schedule_parser(head).parse_args(relative_values_joined(rest) if head == "update" else rest)  # `-30m` (newuser29 N3)
     ids = tuple(str(_nonempty(job, "JOB")) for job in ns.jobs)
     changes: dict[str, Any] = {"hold": {"held": True}, "release": {"held": False}}.get(head) or (
         {"top": not ns.undo} if head == "top" else {})
@@ -972,14 +1022,7 @@ def _parse_change(head: str, rest: list[str]) -> ScheduleCommand:
 
 def _parse_cancel(rest: list[str]) -> ScheduleCommand:
     """``%schedule cancel JOB`` or ``%schedule cancel --mine|--all [--state pending|running] [--yes]``."""
-    parser = _Parser("%schedule cancel", "%schedule")
-    parser.add_argument("jobs", metavar="JOB", nargs="*")  # several ids, as `jupyter-sched cancel` takes
-    scope = parser.add_mutually_exclusive_group()
-    scope.add_argument("--mine", dest="scope", action="store_const", const="mine")
-    scope.add_argument("--all", dest="scope", action="store_const", const="all")
-    parser.add_argument("--state", choices=("pending", "running"))
-    parser.add_argument("--yes", "-y", action="store_true")
-    ns = parser.parse_args(rest)
+    ns = _schedule_parser("cancel").parse_args(rest)
     if ns.jobs and ns.scope:
         raise ValidationError(f"%schedule cancel: give job ids or --{ns.scope}, not both", field=f"--{ns.scope}",
                               hint="e.g. %schedule cancel train (a job's name or id), or %schedule cancel --mine")
