@@ -7,7 +7,7 @@
  * with tests/definitions.spec.ts-snapshots/.
  */
 import { expect, test } from '@jupyterlab/galata';
-import type { Locator } from '@playwright/test';
+import type { APIRequestContext, Locator } from '@playwright/test';
 
 import { api, axe, cancelAll, only, openPanel, shoot, upload } from './helpers';
 
@@ -44,7 +44,13 @@ test.afterEach(async ({ request }) => {
   await cancelAll(request);
 });
 
-test('a definition created from the panel runs, and its failed run names the cell and opens in JupyterLab', async ({ page }) => {
+/** The server's sessions of executed copies (`… (executed j-….ipynb`): a kernel started for one. */
+async function copySessions(request: APIRequestContext): Promise<string[]> {
+  const sessions = (await (await request.get('api/sessions')).json()) as { path: string }[];
+  return sessions.map(s => s.path).filter(path => path.includes(' (executed j-'));
+}
+
+test('a definition created from the panel runs, and its failed run names the cell and opens in JupyterLab', async ({ page, request }) => {
   await upload(page, 'regions.ipynb', regionNotebook());
   const view = await openView(page);
 
@@ -83,6 +89,23 @@ test('a definition created from the panel runs, and its failed run names the cel
   await expect(page.locator('.lm-TabBar-tab.jp-mod-current')).toContainText('regions (executed j-'); // the run's own copy (newuser40 N1)
   await expect(notebook.locator('.jp-OutputArea-output').last()).toContainText("ValueError: unknown region 'mars'");
   await expect(notebook.locator('.jp-Cell').nth(1)).toContainText("region = 'mars'"); // the injected parameters
+
+  // newuser41 n8: opened with no kernel, and given none at the next page load either (the layout restore reopened it
+  // with the notebook's kernel); the tab's restore entry carries docmanager:open's "no kernel" once it is saved
+  const kernel = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) [data-jp-item-name="kernelName"]');
+  await expect(kernel).toHaveText('No Kernel');
+  expect(await copySessions(request)).toEqual([]);
+  await expect.poll(() => page.evaluate(async () => {
+    const workspace = await (window as any).jupyterapp.serviceManager.workspaces.fetch('default');
+    return Object.entries(workspace.data as Record<string, any>)
+      .filter(([key]) => key.startsWith('notebook:') && key.includes(' (executed j-'))
+      .map(([, value]) => value?.data?.kernelPreference ?? null);
+  })).toEqual([{ shouldStart: false }]);
+  await page.reload({ waitForIsReady: false });
+  await page.waitForSelector('#jupyterlab-splash', { state: 'detached' });
+  await expect(page.locator('.lm-TabBar-tab', { hasText: 'regions (executed j-' })).toBeVisible();
+  await expect(kernel).toHaveText('No Kernel');
+  expect(await copySessions(request)).toEqual([]);
 });
 
 test('edit, pause, resume and delete from the view', async ({ page, request }) => {
