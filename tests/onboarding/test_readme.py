@@ -4,6 +4,7 @@ docs/details.md's, where the admin material and the rules moved (newuser31 n17).
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -107,9 +108,14 @@ def test_newuser6_finding_17_the_readme_points_to_every_example_notebook_and_the
     assert notebooks, "no example notebooks"
     for name in notebooks:
         assert f"notebooks/{name}" in README, name
-    caption = re.search(r"title\.caption = this\.trans\.__\('([^']+)'\)",
+    # the tooltip names the panel's shortcut as the File Browser's does (session 42, newuser41 n10): its words,
+    # then the default keys of schema/plugin.json as JupyterLab shows them
+    caption = re.search(r"trans\.__\('([^'%]+) \(%1\)', keys\)",
                         (ROOT / "labextension" / "src" / "sidebar.ts").read_text(encoding="utf-8"))
-    assert caption and f'"{caption.group(1)}"' in README, "the README quotes the sidebar's tooltip as it is"
+    plugin = json.loads((ROOT / "labextension" / "schema" / "plugin.json").read_text(encoding="utf-8"))
+    keys = next(s["keys"][0] for s in plugin["jupyter.lab.shortcuts"] if s["command"] == "jupyter-sched:open")
+    assert caption and f'"{caption.group(1)} ({keys.replace(" ", "+")})"' in README, \
+        "the README quotes the sidebar's tooltip as it is"
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
     for written in ("/notebooks/quickstart_train.py", "/notebooks/checkpoints/", "/notebooks/daily_report.ipynb"):
         assert written in ignored, written
