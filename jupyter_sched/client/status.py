@@ -55,6 +55,9 @@ def idle_notes(client: Any, work: Iterable[Mapping[str, Any]] = ()) -> dict[str,
     kernels = {str(job.get("id")): bool(job.get("kernel_id") or job.get("released_at_exit"))
                for job in rows if job.get("kind") == "lease"}
     simulated = {str(job.get("id")) for job in rows if job.get("simulated") is True}
+    # held by a kernel this server did not start: maybe a notebook run headless, with no one to run a cell (race41)
+    unseen = {str(job.get("id")) for job in rows if job.get("kind") == "lease" and job.get("released_at_exit")
+              and not job.get("kernel_id")}
     return {str(e.get("job_id")): note for e in entries
             if (note := idle_note(e, now, ends_at=ends.get(str(e.get("job_id"))), kernel=kernels.get(str(e.get("job_id"))),
-                                  simulated=str(e.get("job_id")) in simulated))}
+                                  simulated=str(e.get("job_id")) in simulated, unseen=str(e.get("job_id")) in unseen))}

@@ -22,7 +22,7 @@ from .reasons import clock_times, refusal_line, render_reason, wire_time
 from .reported import progress_text
 from .time_limits import limit_source_words, planned_limit_line
 
-__all__ = ["ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
+__all__ = ["UNSEEN_KERNEL_KEEP", "ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary", "reclaim_cost_text",
            "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "keepalive_line", "busy_bound_words", "kept_alive_until", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
@@ -697,7 +697,8 @@ _NO_CUDA_DEVICE = re.compile(r"no CUDA GPUs are available|no CUDA-capable device
 
 
 def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = False,
-              ends_at: datetime | None = None, kernel: bool | None = None, simulated: bool = False) -> str:
+              ends_at: datetime | None = None, kernel: bool | None = None, simulated: bool = False,
+              unseen: bool = False) -> str:
     """An idle warning as one sentence, from a ``GET idle`` entry (``idle`` or ``warned``, below):
     ``idle since 09:58 UTC (rule: kernel idle and GPU < 5 % for 30 min): its GPUs are released at 10:28
     UTC (in 7m) unless it is used — `%gpu keepalive` in its notebook keeps them`` (new user 4: the
@@ -719,6 +720,9 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
     nothing is taken, so nothing "keeps" the GPUs.
     ``kernel``: False for a lease no kernel is bound to (its job row has no ``kernel_id``): it has no
     notebook to run ``%gpu keepalive`` in, so the note names ``POST leases/{id}/keepalive`` (hubadmin23 A4).
+    ``unseen``: a lease held by a kernel this server did not start (``released_at_exit``, no ``kernel_id``) — a
+    notebook run headless by nbconvert/papermill as well as another front end's: no one may be there to run a cell,
+    so the note says what keeps them either way (race41's leftover: "`%gpu keepalive` in its notebook").
     A lease whose one keep-alive was used (``keepalive_used``) is told ``using its GPUs keeps them``, as the
     panel says: a second ``%gpu keepalive`` is refused (newuser23 N5). ``simulated``: the work's GPUs are
     simulated — a GPU rule is then read from its CPU activity, which the rule says (new user 24, N2: a job
@@ -760,10 +764,16 @@ def idle_note(entry: Mapping[str, Any], now: datetime | None, *, magic: bool = F
         keep = "using its GPUs keeps them"  # a second keep-alive is refused (newuser23 N5)
     elif kernel is False:
         keep = f"using its GPUs, or POST leases/{entry.get('job_id')}/keepalive, keeps them"
+    elif unseen and not magic:
+        keep = UNSEEN_KERNEL_KEEP
     # "rule:": the window is the policy's, not the time that has passed (new user 6, F16: "(… for 30 min)"
     # at 20 min idle read as a statement)
     return f"{head}{f' (rule: {reason})' if reason else ''}: {what}{when} unless it is used — {keep}"
 
+
+UNSEEN_KERNEL_KEEP = ("using its GPUs keeps them, or `%gpu keepalive` in the kernel that holds it (a notebook run headless: "
+                      "a line of the notebook)")
+"""What keeps an idle lease of a kernel this server did not start (:func:`idle_note`'s ``unseen``)."""
 
 _clock_of = clock_text
 """``09:58 UTC`` on ``now``'s day, else ``Dec 3 09:58 UTC`` (the year when far off): one formatter."""

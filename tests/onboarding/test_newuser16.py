@@ -16,6 +16,7 @@ from IPython.core.error import UsageError
 from jupyter_sched.cli.main import EXIT_USAGE
 from jupyter_sched.magics.core import MagicError
 from jupyter_sched.reclaim.idle import KERNEL_UNSEEN
+from jupyter_sched.wording.jobs import UNSEEN_KERNEL_KEEP
 from tests.notebook.nb_harness import cell_text  # a plain module: loads however pytest was started
 from tests.onboarding.test_cli_firsthour import api, clear, module_server
 from tests.onboarding.test_newuser10 import _env
@@ -197,6 +198,8 @@ def test_newuser16_n1_an_nbclient_kernels_lease_is_held_by_that_kernel_not_by_no
         assert "held by a kernel this server did not start" in said and "%gpu release or exits" in said, said
     assert "jupyter-sched cancel " + lease["id"] in cli, cli  # sooner, from a terminal
     assert "idle since" in cli and f", {KERNEL_UNSEEN})" in cli, cli  # the ordering that raced (s41 race41)
+    # race41's leftover (s42-magics): a notebook run headless has no one to run a cell in it
+    assert UNSEEN_KERNEL_KEEP in cli and "in its notebook keeps them" not in cli, cli
     assert lease["kernel_id"] is None and lease["released_at_exit"] is True, lease
     assert lease["name"] == "kernel lease", lease
     assert seen["boss"]["released_at_exit"] is True, seen["boss"]

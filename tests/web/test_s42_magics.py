@@ -336,3 +336,25 @@ async def test_s42_magics_scheduler_off_and_store_full_are_one_line_with_message
             assert "restarting" not in out and "retry" not in said, (line, out, said)
     finally:
         sched_app.off_error = None
+
+
+def test_s42_magics_race41_an_idle_lease_of_a_kernel_the_server_did_not_start_is_not_sent_to_a_notebook() -> None:
+    """race41's leftover: the idle clause of a lease held by a kernel this server did not start (nbconvert's,
+    papermill's: ``released_at_exit``, no ``kernel_id``) ended "`%gpu keepalive` in its notebook keeps them" — a
+    notebook run headless has no one to run a cell. In-process: the clause's rule, as ``queue``/``jobs`` and the
+    magics' tables read ``GET idle`` (its entry as the server sends it)."""
+    from jupyter_sched.client.status import idle_notes
+    from jupyter_sched.wording.jobs import UNSEEN_KERNEL_KEEP
+
+    class _Idle:
+        def idle_candidates(self) -> list[dict[str, Any]]:
+            return [{"job_id": job_id, "stage": "warned", "action": "release", "kind": "lease",
+                     "idle_since": "2026-12-07T09:58:00+00:00", "deadline": "2026-12-07T10:28:00+00:00",
+                     "rule": "no process and < 5 % for 30 min, its kernel's state is not seen by this server"}
+                    for job_id in ("l-headless", "l-lab")]
+
+    notes = idle_notes(_Idle(), [{"id": "l-headless", "kind": "lease", "kernel_id": None, "released_at_exit": True},
+                                 {"id": "l-lab", "kind": "lease", "kernel_id": "5b0e4c3a"}])
+    assert notes["l-headless"].endswith(f"unless it is used — {UNSEEN_KERNEL_KEEP}"), notes
+    assert "in its notebook" not in notes["l-headless"] and "a notebook run headless" in UNSEEN_KERNEL_KEEP, notes
+    assert notes["l-lab"].endswith("`%gpu keepalive` in its notebook keeps them"), notes  # a kernel of this server
