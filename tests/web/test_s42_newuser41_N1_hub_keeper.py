@@ -21,7 +21,7 @@ from jupyter_sched.magics.core import SchedMagics
 from .conftest import IVAN_TOKEN, running_job, wait_for
 
 
-async def test_s42_newuser41_N1_hub_gpu_request_starts_the_heartbeat_keeper_and_release_stops_it(
+async def test_newuser41_N1_hub_gpu_request_starts_the_heartbeat_keeper_and_release_stops_it(
         sched_app: Any, api: Any, http_server_port: Any, jp_base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"http://127.0.0.1:{http_server_port[1]}{jp_base_url}"
     for name in ("JUPYTER_SCHED_KERNEL_ID", "JUPYTER_SCHED_JOB_ID", "JPY_SESSION_NAME"):
