@@ -981,8 +981,8 @@ def _notebook_or_log(ns: argparse.Namespace, typed: Sequence[str]) -> None:
         raise ValidationError("%schedule logs: -o: give a file name", field="-o",
                               hint="e.g. -o run.ipynb, or - to print it; leave -o out for the executed copy's name")
     if ns.notebook and (ns.follow or ns.tail is not None):
-        flag = next((t for t in typed if t in ("-f", "--follow") or t.split("=", 1)[0] in ("-n", "--tail")
-                     or t.startswith("-n")), "-f")
+        flag = next(("-n" if t.startswith("-n") else t.split("=", 1)[0] for t in typed  # as typed, no value
+                     if t in ("-f", "--follow") or t.split("=", 1)[0] == "--tail" or t.startswith("-n")), "-f")
         raise ValidationError(f"%schedule logs: --notebook saves the executed notebook; {flag} reads the log: give "
                               "one of them", field="--notebook",
                               hint="%schedule logs JOB --notebook saves it here; %schedule logs JOB -f follows the log")

@@ -151,7 +151,9 @@ async def test_newuser41_n11_schedule_logs_notebook_saves_the_executed_copy_as_t
     assert err is None and json.loads(out) == EXECUTED, (out, err)
     for line, words in ((f"logs {job_id} -o x.ipynb", "-o FILE saves the executed notebook: add --notebook"),
                         (f"logs {job_id} --notebook -f", "--notebook saves the executed notebook; -f reads the log"),
-                        (f"logs {job_id} --notebook -n 5", "--notebook saves the executed notebook; -n reads the log")):
+                        (f"logs {job_id} --notebook -n 5", "--notebook saves the executed notebook; -n reads the log"),
+                        (f"logs {job_id} --notebook --tail=3", "--notebook saves the executed notebook; --tail reads the "
+                                                               "log: give one of them")):
         _, out, err = await _run(magics, line)
         assert words in _refused(err) and not (here / "x.ipynb").exists(), (line, out, err)
 
