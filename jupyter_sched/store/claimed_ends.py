@@ -53,11 +53,12 @@ from ..model import JobKind, JobState
 from ..wording.claimed_ends import end_corrected_sentence, suspicion_sentence, utc_time
 from . import schema
 from .codec import JobRecord, parse_ts, ts
+from .rebill import holders_beside, rebill, seconds_charged
 from .retention import END_CORRECTED_ACTION as KEPT_ACTION
 from .store import StoreTx
 
 __all__ = ["CLAIM_MARK", "END_CORRECTED_ACTION", "EndCorrection", "SuspectEnd", "Suspicion", "correct_end",
-           "TAKEN_BACK_KEY", "named_jobs", "planned_end", "same_end", "suspect_ends", "taken_back"]
+           "TAKEN_BACK_BY_TEAM_KEY", "TAKEN_BACK_KEY", "named_jobs", "planned_end", "same_end", "suspect_ends", "taken_back"]
 
 CLAIM_MARK = "(while the server was down)"
 """What the message of a job settled from its own ``exit.json`` ends with (the local executor's unwatched settle)."""
@@ -327,23 +328,66 @@ def correct_end(tx: StoreTx, job_id: str, end: datetime | None, reason: str, *, 
     record = tx.get_job(job_id)
     job = record.job
     before, hours_before = look.finished_at, look.gpu_hours
-    seconds_before = _gpu_seconds_by_model(tx, job_id, until=now)  # what the usage counter had counted so far
+    gpus = _shared_gpus(tx, job_id)
+    beside = sorted(holders_beside(tx, gpus, before, after) - {job_id})
+    charged_before = seconds_charged(tx, [job_id, *beside], until=now)  # what the usage counter had counted so far
     tx.update_job(_with_end(record, after))
     rows = _reclose_usage(tx, job_id, after)
+    rows += rebill(tx, gpus, before, after).rows  # the shares beside it on its GPUs, over the moved stretch (red42 R2)
     hours_after = _gpu_hours(tx, job_id)
-    seconds_after = _gpu_seconds_by_model(tx, job_id, until=now)
-    back = {model: round(seconds - seconds_after.get(model, 0.0), 6) for model, seconds in seconds_before.items()
-            if seconds > seconds_after.get(model, 0.0)}
+    charged_after = seconds_charged(tx, [job_id, *beside], until=now)
+    by_team = _taken_back_by_team(charged_before, charged_after)
+    changed = [(other, _hours(charged_before.get(other)), _hours(charged_after.get(other))) for other in beside]
+    changed = [(other, b, a) for other, b, a in changed if abs(b - a) > 1e-9]
     said = end_corrected_sentence(job_id=job_id, owner=job.spec.user, actor=actor, before=before, after=after,
-                                  gpu_hours_before=hours_before, gpu_hours_after=hours_after, reason=text)
+                                  gpu_hours_before=hours_before, gpu_hours_after=hours_after, reason=text,
+                                  beside=changed)
+    back: defaultdict[str, float] = defaultdict(float)
+    for models in by_team.values():
+        for model, seconds in models.items():
+            back[model] += seconds
     tx.add_event(actor=actor, action=END_CORRECTED_ACTION, job_id=job_id, user=job.spec.user, message=said,
                  details={"owner": job.spec.user, "team": job.spec.team, "before": before.isoformat(),
                           "after": after.isoformat(), "reason": text, "gpu_hours_before": round(hours_before, 6),
                           "gpu_hours_after": round(hours_after, 6), "usage_rows": rows,
-                          TAKEN_BACK_KEY: back,
+                          TAKEN_BACK_KEY: {model: round(seconds, 6) for model, seconds in back.items()},
+                          TAKEN_BACK_BY_TEAM_KEY: by_team,
+                          "beside": [{"job_id": other, "gpu_hours_before": round(b, 6), "gpu_hours_after": round(a, 6)}
+                                     for other, b, a in changed],
                           "why": [w.code for w in look.why]}, at=now)
     return EndCorrection(job_id=job_id, user=job.spec.user, before=before, after=after,
                          gpu_hours_before=hours_before, gpu_hours_after=hours_after, usage_rows=rows, text=said)
+
+
+def _shared_gpus(tx: StoreTx, job_id: str) -> list[str]:
+    """The GPUs the job's last attempt held a share of (not whole, not a MIG slice): where its end moving changes
+    what the holdings beside it are charged."""
+    u = schema.usage
+    last = tx.conn.execute(sa.select(sa.func.max(u.c.attempt)).where(u.c.job_id == job_id)).scalar()
+    if last is None:
+        return []
+    return sorted({str(g) for g, share in tx.conn.execute(sa.select(u.c.gpu_uuid, u.c.share).where(
+        u.c.job_id == job_id, u.c.attempt == last)) if 0 < float(share) < 1 and not str(g).startswith("MIG-")})
+
+
+def _hours(by: dict[tuple[str, str], float] | None) -> float:
+    return sum((by or {}).values()) / 3600.0
+
+
+def _taken_back_by_team(before: dict[str, dict[tuple[str, str], float]],
+                        after: dict[str, dict[tuple[str, str], float]]) -> dict[str, dict[str, float]]:
+    """``{team: {gpu_model: GPU-seconds}}`` the correction lowered the usage by, net over the corrected job and the
+    holdings beside it (a shortened share's half and its neighbour's half becoming the whole GPU take nothing back)."""
+    net: defaultdict[tuple[str, str], float] = defaultdict(float)
+    for side, sign in ((before, 1.0), (after, -1.0)):
+        for by in side.values():
+            for key, seconds in by.items():
+                net[key] += sign * seconds
+    out: dict[str, dict[str, float]] = {}
+    for (team, model), seconds in sorted(net.items()):
+        if seconds > 1e-6:
+            out.setdefault(team, {})[model] = round(seconds, 6)
+    return out
 
 
 def _reason(reason: str) -> str:
@@ -407,7 +451,13 @@ def _gpu_seconds_by_model(tx: StoreTx, job_id: str, *, until: datetime | None = 
 
 TAKEN_BACK_KEY = "gpu_seconds_taken_back"
 """Key of an ``end_corrected`` record's details: ``{gpu_model: GPU-seconds}`` the correction took back (only models
-whose usage, counted up to the correction, it lowered; empty when it raised or kept it)."""
+whose usage, counted up to the correction, it lowered; empty when it raised or kept it) — since red42 R2 net over
+the job and the holdings beside it on its GPUs, all teams together (:data:`TAKEN_BACK_BY_TEAM_KEY` per team)."""
+
+TAKEN_BACK_BY_TEAM_KEY = "gpu_seconds_taken_back_by_team"
+"""Key of an ``end_corrected`` record's details (red42 R2): ``{team: {gpu_model: GPU-seconds}}`` the correction
+lowered each team's usage by (the teams of the usage rows, as the usage counter sums them), net over the corrected
+job and the holdings beside it it re-charged; what :func:`taken_back` reads where present."""
 
 
 def taken_back(tx: StoreTx) -> dict[tuple[str, str], float]:
@@ -426,6 +476,13 @@ def taken_back(tx: StoreTx) -> dict[tuple[str, str], float]:
         except ValueError:
             continue
         if not isinstance(said, dict) or not job_id:
+            continue
+        by_team = said.get(TAKEN_BACK_BY_TEAM_KEY)
+        if isinstance(by_team, dict):  # red42 R2: net over the job and the holdings beside it, per team
+            for team, models in by_team.items():
+                for model, seconds in (models.items() if isinstance(models, dict) else ()):
+                    if isinstance(seconds, (int, float)) and seconds > 0:
+                        out[(str(team), str(model))] += float(seconds)
             continue
         back = said.get(TAKEN_BACK_KEY)
         if not isinstance(back, dict):

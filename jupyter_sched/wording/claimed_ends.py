@@ -4,6 +4,7 @@ jobs/{job_id}/end`` (:mod:`jupyter_sched.store.claimed_ends` finds them and give
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 __all__ = ["end_corrected_sentence", "suspicion_sentence", "utc_time"]
@@ -37,7 +38,12 @@ def suspicion_sentence(code: str, *, end: datetime, at: datetime | None = None, 
 
 
 def end_corrected_sentence(*, job_id: str, owner: str, actor: str, before: datetime, after: datetime,
-                           gpu_hours_before: float, gpu_hours_after: float, reason: str) -> str:
-    """The ``end_corrected`` audit record's message (and the answer's ``text``)."""
+                           gpu_hours_before: float, gpu_hours_after: float, reason: str,
+                           beside: Sequence[tuple[str, float, float]] = ()) -> str:
+    """The ``end_corrected`` audit record's message (and the answer's ``text``); ``beside``: ``(job id, GPU-hours
+    before, after)`` of the shares beside it on its GPUs the correction charged anew (red42 R2)."""
+    again = "; ".join(f"{other} {b:.4g} → {a:.4g}" for other, b, a in beside)
     return (f"end of job {job_id} of {owner} corrected by {actor}: {utc_time(before)} → {utc_time(after)} "
-            f"({gpu_hours_before:.4g} → {gpu_hours_after:.4g} GPU-hours); reason: {reason}")
+            f"({gpu_hours_before:.4g} → {gpu_hours_after:.4g} GPU-hours)"
+            + (f"; the shares beside it on its GPUs charged anew over the moved stretch ({again} GPU-hours)"
+               if beside else "") + f"; reason: {reason}")
