@@ -178,6 +178,9 @@ something holds the GPU (a full scan of fd/ and maps: ~250 ms for 150 processes 
 host); a fresh scan is always made before the lease may end (red team 18, R6)."""
 
 log = logging.getLogger(__name__)
+
+_TOLD_ENDS_KEPT = 4096
+"""Ends :meth:`LocalExecutor.poll` reported that :meth:`LocalExecutor.adopt` can give again (the oldest dropped)."""
 _SAID_ONCE = logging.getLogger(__name__ + ".wrapper_env")
 _SAID_ONCE.setLevel(logging.ERROR)  # the wrapper's environment is computed after the job's, whose warnings were said
 
@@ -706,6 +709,11 @@ class LocalExecutor:
         self._outside_scans: dict[tuple[str, frozenset[int]], tuple[float, dict[int, list[int]]]] = {}
         self._monotonic = monotonic
         self._jobs: dict[str, _Tracked] = {}
+        self._told_ends: dict[tuple[str, int], ExecutorEvent] = {}
+        """The ends :meth:`poll` reported, by ``(job id, attempt)`` (the newest :data:`_TOLD_ENDS_KEPT`): an end the
+        engine could not record (its store's disk full, the database away) is given again when the engine adopts
+        the job it still reads running — with the words and time this server saw, not as an end claimed while no
+        server watched (red42: "killed by SIGTERM (while the server was down)" while the server was up)."""
         self._sealed_accounts: set[str] = set()
         """Accounts whose finished job folders were sealed since this executor started (:mod:`.sealing`)."""
         self._wrapper_source: str | None = None
@@ -874,6 +882,7 @@ class LocalExecutor:
                 service in ``require_run_as`` mode, an account this process cannot switch to, or
                 the wrapper failed to spawn.
         """
+        self._told_ends.pop((job.id, job.attempts), None)  # a new run: an end told of an older one is not its end
         who = run_as or (self.run_as_for(job) if self.run_as_for is not None else embedded_run_as(job))
         if self.require_run_as and not who.switches:
             raise ExecutorError(f"job {job.id} of {job.spec.user} would run as this service's own account",
@@ -1499,7 +1508,11 @@ class LocalExecutor:
         return self._wrapper_memfd
 
     def adopt(self, job: Job, handle: ExecutorHandle | None) -> ExecutorEvent | None:
-        """Re-attach to a job after a restart (see module docstring)."""
+        """Re-attach to a job after a restart (see module docstring); a job whose end this executor reported and
+        the engine could not record gets that end again (:attr:`_told_ends`)."""
+        told = self._told_ends.pop((job.id, job.attempts), None)
+        if told is not None:
+            return told
         data: Mapping[str, Any] | None = handle.data if handle is not None else None
         if data is None:
             # The server died between spawning and persisting the handle: our record and the
@@ -1617,8 +1630,8 @@ class LocalExecutor:
             elif t.stopping:
                 _close_control(self._jobs.pop(job_id))
                 self._held_at_end(t)
-                events.append(Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
-                                     "stopped while waiting to restart"))
+                events.append(self._told(t, Exited(job_id, -int(signal.SIGTERM), datetime.now(timezone.utc),
+                                                   "stopped while waiting to restart")))
             return
         self._advance_plan(t, now)
         ended = self._ended(t, now)
@@ -1645,7 +1658,14 @@ class LocalExecutor:
             return
         _close_control(self._jobs.pop(job_id))
         self._held_at_end(t)
-        events.append(_with_signalled(ended, t))
+        events.append(self._told(t, _with_signalled(ended, t)))
+
+    def _told(self, t: _Tracked, event: ExecutorEvent) -> ExecutorEvent:
+        """``event`` (``t``'s end, reported by :meth:`poll`) kept for :meth:`adopt` (:attr:`_told_ends`)."""
+        if len(self._told_ends) >= _TOLD_ENDS_KEPT:
+            self._told_ends.pop(next(iter(self._told_ends)))
+        self._told_ends[(t.job.id, t.job.attempts)] = event
+        return event
 
     def _poll_failed(self, t: _Tracked, exc: Exception) -> list[ExecutorEvent]:
         """A poll of ``t`` raised: said in the log with the job's id, and the job skipped this time, so the
