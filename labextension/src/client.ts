@@ -55,6 +55,7 @@ export const ROUTES = {
   getLease: { method: 'get', path: '/leases/{lease_id}' },
   releaseLease: { method: 'delete', path: '/leases/{lease_id}' },
   keepaliveLease: { method: 'post', path: '/leases/{lease_id}/keepalive' },
+  leaseHeartbeat: { method: 'post', path: '/leases/{lease_id}/heartbeat' },
   getQueue: { method: 'get', path: '/queue' },
   getQuotas: { method: 'get', path: '/quotas' },
   setQuotas: { method: 'put', path: '/quotas' },
