@@ -29,7 +29,7 @@ from jupyter_sched.cli.main import EXIT_JOB_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_
 from jupyter_sched.model.validation import NO_LIMIT_NO_GPU_WARNING
 from jupyter_sched.wording import render_reason
 from tests import leftovers
-from tests.cli_server import Run, server_for_module
+from tests.cli_server import TLS, Run, server_for_module
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -46,7 +46,7 @@ ENDED = r" · ended \d\d:\d\d UTC \(ran [0-9hms]+\)"
 """What a finished job's line says of when it ran (newuser27 N5: "· ended 22:11 UTC (ran 4m02s)")."""
 
 def api(server: EmbeddedServer, token: str) -> httpx.Client:
-    return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30)
+    return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30, verify=TLS)
 
 
 def start_kernel(server: EmbeddedServer) -> str:

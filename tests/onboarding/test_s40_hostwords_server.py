@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.cli_server import TLS
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = str(Path(sys.executable).parent / "jupyter-sched")
@@ -53,7 +54,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]
 
 
 def _api(server: EmbeddedServer, token: str = "tok-ann") -> httpx.Client:
-    return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30)
+    return httpx.Client(base_url=server.api, headers={"Authorization": f"token {token}"}, timeout=30, verify=TLS)
 
 
 def _cli(server: EmbeddedServer, *argv: str) -> subprocess.CompletedProcess[str]:

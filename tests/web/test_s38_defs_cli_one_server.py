@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from jupyter_sched.cli.main import EXIT_OK, EXIT_USAGE
-from tests.cli_server import Run, server_for_module
+from tests.cli_server import TLS, Run, server_for_module
 from tests.reliability.harness import OWNER_TOKEN, EmbeddedServer
 
 CLI = shutil.which("jupyter-sched", path=str(Path(sys.executable).parent)) or "jupyter-sched"
@@ -57,7 +57,7 @@ class Cli:
         return Run(done.returncode, done.stdout, done.stderr)
 
     def rest(self, token: str = IVAN_TOKEN) -> httpx.Client:
-        return httpx.Client(base_url=self.server.api, headers=self.server.headers(token), timeout=30)
+        return httpx.Client(base_url=self.server.api, headers=self.server.headers(token), timeout=30, verify=TLS)
 
 
 @pytest.fixture
