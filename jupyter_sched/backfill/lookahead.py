@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import groupby
+from operator import attrgetter
 from typing import Protocol
 
 from .easy import keeps_room, outlasts
@@ -274,17 +276,24 @@ def _walked_spare(latest: Projection, demand: Demand, short: Sequence[int], t: f
     releases the work charged to them by latest end, then job id, and stops once ``demand`` fits — so of the
     charges (``charges``, by job id) ending at ``eta`` only those it needs are released (newuser38 n23's kind on
     a line: p0 and p2 of one team both ending when p1 held the room, the walk released p0 alone and kept p3 out,
-    the replay had both released and started p3 beside p1). Without ``charges``, all of them."""
-    at_eta = sorted((h.holder, h) for h in charges if h.expected > t and max(h.expected, h.latest) == eta
-                    and any(line in short for line in h.lines)) if charges else []
-    free = {line: latest.lines[line].at(eta) - sum(h.milli for _, h in at_eta if line in h.lines) for line in short}
-    for _, hold in at_eta:
+    the replay had both released and started p3 beside p1). Without ``charges``, all of them. A job's charges are
+    released together, as the walk's one eviction releases them: a share's own charge and the rest of its GPU that
+    its team's line counts whole (:func:`..scheduling.eta._held_rests`) are two holds of one holder (s42-eta: sorted
+    as ``(holder, hold)`` pairs, the tie compared two holds and the cycle's ETAs failed: "'<' not supported")."""
+    at_eta = sorted((h for h in charges if h.expected > t and max(h.expected, h.latest) == eta
+                     and any(line in short for line in h.lines)), key=_by_holder) if charges else []
+    free = {line: latest.lines[line].at(eta) - sum(h.milli for h in at_eta if line in h.lines) for line in short}
+    for _, holds in groupby(at_eta, key=_by_holder):
         if all(free[line] >= demand.milli for line in short):
             break
-        for line in hold.lines:
-            if line in free:
-                free[line] += hold.milli
+        for hold in holds:
+            for line in hold.lines:
+                if line in free:
+                    free[line] += hold.milli
     return {line: max(0, free[line] - demand.milli) for line in short}
+
+
+_by_holder = attrgetter("holder")
 
 
 def _keep_shadow(latest: Projection, demand: Demand, option: Option, found: tuple[float, int, list[tuple[int, int]]],

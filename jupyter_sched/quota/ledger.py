@@ -114,6 +114,8 @@ class QuotaCheck:
         borrowed: milli-GPUs of this admission above the team's guarantee (max over lines).
         within_guarantee: True when the team stays within its guarantee on every team line.
         line: the failing line's key (when not ok).
+        over: when not ok, the key of every line the request exceeds, ``line`` first: the lines that keep
+            the job waiting (the room a pending job holds on them: :func:`~jupyter_sched.scheduling.pending.pend`).
         details: numbers in GPUs: ``requested``, ``quota`` (ceiling), ``guaranteed``, ``used``,
             ``available``, ``borrowing_limit``, ``team``, ``user``, ``model``.
     """
@@ -124,6 +126,7 @@ class QuotaCheck:
     within_guarantee: bool = True
     line: tuple[str, str | None, str] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    over: tuple[tuple[str, str | None, str], ...] = ()
 
 
 def _gpus(milli: float) -> float:
@@ -373,7 +376,8 @@ class QuotaLedger(Journaled):
             details["also_exceeds"] = [{"team": ln.team, "user": ln.user, "model": ln.model,
                                         "quota": _gpus(ln.ceiling or 0), "used": _gpus(used_of(ln))}
                                        for ln in others]
-        return QuotaCheck(ok=False, code=code, line=line.key, within_guarantee=False, details=details)
+        return QuotaCheck(ok=False, code=code, line=line.key, within_guarantee=False, details=details,
+                          over=(line.key, *[ln.key for ln in others]))
 
     def exceeds_ceiling(self, team: str, user: str, model: str, milli: int) -> bool:
         """Is ``milli`` above the ceiling (guaranteed + borrowing limit) of a line counting

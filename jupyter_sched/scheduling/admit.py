@@ -112,7 +112,7 @@ def try_flavor(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor
     if not check.ok and away is not None and team_milli is None and flavor.pools:
         check = _share_refused(ctx, job, req, flavor, check)
     if not check.ok:
-        outcome.quota_code, outcome.quota = check.code, check.details
+        outcome.quota_code, outcome.quota, outcome.quota_lines = check.code, check.details, check.over
     if not flavor.pools:
         outcome.filters = [dict(s.details, code=s.code, message=s.message) for s in flavor.rejected]
     if not check.ok or not flavor.pools:

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from ..backfill.easy import Ending, Headroom, Reservation, job_end, walk_ends
-from ..model import Job, JobKind, PendingReason, ResourceRequest
+from ..backfill.easy import Ending, Headroom, Reservation, job_end, outlasts, walk_ends
+from ..model import GPU_MILLI, Job, JobKind, PendingReason, ResourceRequest
 from ..model.job import public_name
 from ..model.units import said_time
 from ..placement.placer import Flavor
@@ -22,6 +22,7 @@ from ..placement.state import Holding
 from ..queues.limits import effective_limit
 from ..queues.order import OVERDUE_FLOOR_S, PASSED_BY, PROMISE, passed_by
 from ..wording.reasons import barred_clause, elected_behind_clause, elected_clause, headroom_clause
+from .admit import placed_check
 from .context import CAPACITY_CODES, RESERVE_PREFIX, CycleContext, Visit
 from .reasons import FlavorOutcome, build_reason, reason_with
 from .snapshot import Pend
@@ -65,7 +66,7 @@ def pend(ctx: CycleContext, visit: Visit) -> None:
     if res is None and model:  # the model's first job blocked by capacity reserves (one check per pend)
         _reserve(ctx, job, req, flavors, reason)
     if reason.code in _QUOTA_CODES and ctx.profile.backfill and ctx.plan is None:
-        message, details = _hold_headroom(ctx, job, req, flavors, message, details)
+        message, details = _hold_headroom(ctx, visit, message, details)
     ctx.pends.append(Pend(job.id, reason_with(reason, message=message, details=details)))
 
 
@@ -242,10 +243,7 @@ def _reserve(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[F
         ctx.ledger.evict(job_id)
 
     def try_fit() -> frozenset[int] | None:
-        if not ctx.quota.check(spec.team, spec.user, model, req.total_milli).ok:
-            return None
-        placement = ctx.placer.place(job.id, req, flavor)
-        return None if placement is None else frozenset(g for g, _ in placement.holding.gpus)
+        return _fits(ctx, job, req, flavor)
 
     with ctx.ledger.what_if():
         eta, eta_reason, gpus = walk_ends(by_end, unknown, release, try_fit, ctx.now)
@@ -257,8 +255,8 @@ _QUOTA_CODES = frozenset({"BorrowingLimitReached", "ExceedsQuota"})
 """Waits on a quota line's room: the first such job per line holds the room (:func:`_hold_headroom`)."""
 
 
-def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: tuple[Flavor, ...], message: str,
-                   details: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+def _hold_headroom(ctx: CycleContext, visit: Visit, message: str, details: Mapping[str, Any]
+                   ) -> tuple[str, Mapping[str, Any]]:
     """The first job (in queue order) that a quota line with a ceiling keeps waiting holds the line's room
     (:class:`~jupyter_sched.backfill.easy.Headroom`; newuser36 N1): the running work its team (or user) has
     there is trial-released in end-time order, as :func:`_reserve` does for GPUs, until the job fits the line
@@ -266,14 +264,22 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
     is left (:mod:`.admit`). Where no job blocked ahead of it reserves its GPU model, it also reserves the GPUs
     it gets then (the model's EASY reservation: every team's later jobs go around them). Slurm's backfill plans
     a job blocked by a group limit so with ``assoc_limit_stop`` (by default it skips the job, and a stream of
-    small jobs passes it forever, as Kueue's BestEffortFIFO lets them). Its line says so."""
-    flavor = next((f for f in flavors if f.pools), None)
+    small jobs passes it forever, as Kueue's BestEffortFIFO lets them). Its line says so.
+
+    The lines it holds are those its quota check refused it on (:attr:`~.reasons.FlavorOutcome.quota_lines`: the
+    ledger's one rule, a line's use counting what its team's shares hold whole), and each step of the walk asks
+    admission's rule (:func:`_fits`): s42-eta, the world of ``test_cycle_memos._team_c_at_its_line`` — its usage
+    read here without the rest its team's share held whole, a share at its team's limit held nothing, the next
+    job blocked by capacity was told it held the GPUs from the end of that share, and the ETA replay (which
+    counts the rest, as the check does) started the share there instead."""
+    job, req = visit.job, visit.req
+    flavor = next((f for f in visit.flavors if f.pools), None)
     milli = req.total_milli
     if flavor is None or milli <= 0:
         return message, details
     model, spec, quota = flavor.model, job.spec, ctx.quota
-    short = [ln for ln in quota.applicable(spec.team, spec.user, model)
-             if ln.ceiling is not None and ln.key not in ctx.headroom and quota.usage.get(ln.key, 0) + milli > ln.ceiling]
+    refused = next((o.quota_lines for o in visit.outcomes if o.model == model and o.quota_lines), ())
+    short = [ln for key in refused if (ln := quota.lines[key]).ceiling is not None and key not in ctx.headroom]
     if not short or any(milli > (ln.ceiling or 0) for ln in short):  # above a ceiling: never fits, holds nothing
         return message, details
     by_model, by_team = ctx.holder_index()
@@ -284,19 +290,35 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
     used_then: dict[tuple[str, str | None, str], int] = {}
     st = ctx.state
     pools = set(flavor.pools)
-    free_now = tuple((g, m) for g, m in enumerate(st.free_milli) if m > 0 and st.node_pool[st.gpu_node[g]] in pools)
+    # the GPUs wholly free now (later jobs may use them meanwhile); a GPU's free rest beside work that ends by then is
+    # what that end frees it for, not kept off it (s42-eta: with the rest kept, a share that may not share a GPU
+    # was placed on the GPU free now, and a 1-GPU job that could start there was held back behind it)
+    free_now = tuple((g, m) for g, m in enumerate(st.free_milli) if m >= GPU_MILLI and st.node_pool[st.gpu_node[g]] in pools)
+
+    # an earlier job's reservation on the model keeps its GPUs from this one where it would outlast it (admission's
+    # rule, admit._place; the ETA replay's too: lookahead._hold_room finds the start on the view that keeps them)
+    res = ctx.reservations.get(model)
+    around = res if res is not None and res.job_id != job.id and res.gpus and res.eta is not None else None
+    limit = effective_limit(spec, ctx.profile.time_limits)[0] if around is not None else None
+    end_of = {holder: end for end, group in by_end.items() for holder, _ in group} if around is not None else {}
+    at = [ctx.now]  # the end the walk has reached: the start it tries
 
     def release(job_id: str) -> None:
         ctx.ledger.evict(job_id)
+        at[0] = max(at[0], end_of.get(job_id, at[0]))
 
     def try_fit() -> frozenset[int] | None:
-        if not quota.check(spec.team, spec.user, model, milli).ok:
-            return None
-        placement = ctx.placer.place(job.id, req, flavor)
-        if placement is None:
-            return None
-        used_then.update({ln.key: quota.usage.get(ln.key, 0) for ln in short})
-        return frozenset(g for g, _ in placement.holding.gpus)
+        if around is not None and outlasts(job_end(at[0], limit, ctx.now), around.eta):
+            with st.what_if():
+                kept = tuple((g, st.free_milli[g]) for g in around.gpus if st.free_milli[g] > 0)
+                if kept:
+                    st.take(RESERVE_PREFIX + around.job_id, Holding(gpus=kept, node=0))
+                gpus = _fits(ctx, job, req, flavor)
+        else:
+            gpus = _fits(ctx, job, req, flavor)
+        if gpus is not None:  # what each line counts then: its usage and its shares' rests, as the check counts
+            used_then.update({ln.key: quota.used(ln.key) for ln in short})
+        return gpus
 
     with ctx.ledger.what_if():
         eta, _, gpus = walk_ends(by_end, unknown, release, try_fit, ctx.now)
@@ -332,6 +354,22 @@ def _hold_headroom(ctx: CycleContext, job: Job, req: ResourceRequest, flavors: t
     info = {"team": line.team, "user": line.user, "model": line.model, "limit": line.ceiling / 1000,
             "reservation": eta.isoformat(), **({"gpus_kept": True} if kept else {})}
     return message.rstrip(".") + f"; {clause}.", {**details, "headroom": info}
+
+
+def _fits(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> frozenset[int] | None:
+    """The GPUs ``job`` gets on ``flavor`` where admission would start it now: placed by the placer, and within
+    its quota lines as admission counts it (:func:`.admit.placed_check`: a share opening a GPU of its own is
+    charged that GPU whole; a whole-GPU job its request, checked before it is placed). The one test of both
+    reservation walks (:func:`_reserve`, :func:`_hold_headroom`) at each end they release, so the job and the
+    time they name are the ones admission — and the ETA replay, which counts the lines so — start (s42-eta)."""
+    spec, model, quota = job.spec, flavor.model, ctx.quota
+    share = quota.held is not None and req.gpu_milli < GPU_MILLI
+    if not share and not quota.check(spec.team, spec.user, model, req.total_milli).ok:
+        return None
+    placement = ctx.placer.place(job.id, req, flavor)
+    if placement is None or (share and not placed_check(ctx, job, model, placement).ok):
+        return None
+    return frozenset(g for g, _ in placement.holding.gpus)
 
 
 _LEASE = JobKind.LEASE  # read per holder: a member looked up on an Enum class is slow

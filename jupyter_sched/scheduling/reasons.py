@@ -40,6 +40,7 @@ class FlavorOutcome:
     model: str
     quota_code: str = ""
     quota: Mapping[str, Any] = field(default_factory=dict)
+    quota_lines: tuple[tuple[str, str | None, str], ...] = ()  # the lines its quota check refused it on (over)
     filters: list[Mapping[str, Any]] = field(default_factory=list)
     capacity_code: str = ""
     capacity_message: str = ""
