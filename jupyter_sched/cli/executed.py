@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from typing import Any, NamedTuple
 
 from ..wording.executed import executed_copy_name
@@ -29,6 +30,11 @@ def notebook_hint(job: Any) -> str | None:
     from ..wording.executed import executed_notebook_hint  # the magics' words too (session 40)
 
     return executed_notebook_hint(job, save=f"{PROG} logs {job.get('id')} --notebook")
+
+
+_PRINTED_RAW = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+"""Characters ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal or notebook stream may obey; in JSON
+text they can stand only inside strings, where ``\\uXXXX`` is the same string."""
 
 
 class Saved(NamedTuple):
@@ -53,8 +59,9 @@ def save_executed_copy(client: Any, job_id: str, output: str | None) -> Saved:
     notebook = client.executed_notebook(job_id)
     text = json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
     target = output
-    if target == "-":
-        return Saved(True, "", text)
+    if target == "-":  # printed on a terminal or in a cell: C1, DEL, bidi and line-separator characters as JSON
+        # escapes (json escapes C0 itself), so the job's strings cannot command the reader's screen (newuser42 N2)
+        return Saved(True, "", _PRINTED_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
     if target is None:
         target = executed_copy_name(client.job(job_id).get("notebook"), job_id)  # the panel's name (newuser40 N1)
     said = "-o: " if output is not None else ""  # the option the user typed, never one they did not

@@ -44,6 +44,7 @@ from ..errors import (
 )
 from ..model.names import file_name
 from ..model.units import clock_text
+from ..textsafe import FollowedLine, printable_log
 from ..userfiles import CHECKED_BYTES, content_problem, content_refusal, file_problem, start_folder_argv
 from ..wording import cancel_outcome, refusal_line, refusal_text, state_word, wait_progress
 from ..wording.files import path_refusal
@@ -171,6 +172,15 @@ def log_in_magic_words(text: str) -> str:
     :data:`SAVE_EXECUTED`, not the CLI (the job's own lines are left as written)."""
     return _LOG_SAVE_STEP.sub(lambda m: m.group(1) + SAVE_EXECUTED.format(job=m.group(2)), text) \
         if "--notebook" in text else text
+
+
+def log_shown(text: str, *, line_start: bool = True) -> str:
+    """A job's log text as ``%schedule logs`` prints it: the scheduler's lines' clocks in this zone, terminal
+    controls dropped or shown by the CLI's one escaping (:func:`~jupyter_sched.textsafe.printable_log`), the
+    executed-notebook step as the magic. newuser42 N2: the magic wrote a job's ESC, BEL, NUL and OSC title/clipboard
+    sequences into the kernel's stream as written, which ``jupyter console`` obeys and a notebook ANSI-renders —
+    for an admin reading another user's log too. ``line_start``: ``text`` begins a line of the log."""
+    return log_in_magic_words(printable_log(log_clocks_said(text, line_start=line_start), line_start=line_start))
 
 
 _CLI_STEP = re.compile(r"\bjupyter-sched (release|cancel) (?=[jl]-)")
@@ -1408,7 +1418,7 @@ class SchedMagics(Magics):
         last = [""]  # the log's last text shown: a note starts on a line of its own
 
         def note(found: Mapping[str, Any]) -> None:
-            said = log_note_said(found)  # its clocks in this zone, as the log's (newuser41)
+            said = printable_log(log_note_said(found))  # its clocks in this zone, as the log's (newuser41); as the CLI
             self._print(f"\n[{said}]" if last[0] and not last[0].endswith("\n") else f"[{said}]")
             last[0] = ""
 
@@ -1465,7 +1475,7 @@ class SchedMagics(Magics):
             if long or cmd.tail is not None:
                 text, _ = poll(lambda: self._log_tail(job_id, chunk, cmd.tail))
             # the scheduler's lines' clocks: this zone (newuser41 n2); its steps: the magic's (n11)
-            sys.stdout.write(log_in_magic_words(log_clocks_said(text)))
+            sys.stdout.write(log_shown(text))
             last[0] = text
             if not written:
                 poll(lambda: self._no_output(job_id, following=False))
@@ -1480,11 +1490,12 @@ class SchedMagics(Magics):
         last[0] = ""
         if long or cmd.tail is not None:
             tail, start = poll(lambda: self._log_tail(job_id, chunk, cmd.tail))
-            sys.stdout.write(log_in_magic_words(log_clocks_said(tail)))
+            sys.stdout.write(log_shown(tail))
             last[0] = tail
+        followed = FollowedLine(terminal=False)  # the CLI's followed escaping; a cell is no terminal: no redraws
         for text in self.client.follow_logs(job_id, offset=start, on_note=note, noted=said, through=poll):
             shown = log_clocks_said(text, line_start=not last[0] or last[0].endswith("\n"))
-            sys.stdout.write(log_in_magic_words(shown))
+            sys.stdout.write(log_in_magic_words(followed.shown(shown)))
             sys.stdout.flush()
             last[0] = text
         ended = poll(lambda: self.client.job(job_id))

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import io
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -46,6 +47,7 @@ from jupyter_sched.executors.run_notebook import executed_notebook_line
 from jupyter_sched.magics.core import MagicError, SchedMagics
 from jupyter_sched.model import JobState
 from jupyter_sched.store import JobRecord
+from jupyter_sched.textsafe import printable_log
 from jupyter_sched.wording.executed import NAME_BUDGET_BYTES, executed_copy_name
 from tests.runtime.builders import T0, make_job
 
@@ -360,3 +362,34 @@ def test_s42_magics_race41_an_idle_lease_of_a_kernel_the_server_did_not_start_is
     assert notes["l-headless"].endswith(f"unless it is used — {UNSEEN_KERNEL_KEEP}"), notes
     assert "in its notebook" not in notes["l-headless"] and "a notebook run headless" in UNSEEN_KERNEL_KEEP, notes
     assert notes["l-lab"].endswith("`%gpu keepalive` in its notebook keeps them"), notes  # a kernel of this server
+
+
+async def test_newuser42_N2_schedule_logs_escapes_a_jobs_control_bytes_as_the_cli_does(
+        sched_app: Any, api: Any, url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """newuser42 N2: ``%schedule logs`` wrote a job's ESC, BEL, NUL and OSC title/clipboard sequences into the
+    kernel's stream as written (``jupyter console`` obeys them; a notebook ANSI-renders them) where ``jupyter-sched
+    logs`` shows them escaped. Every way the magic prints a log — whole, ``-n``, ``-f`` on an ended job, the
+    executed notebook with ``-o -`` — now prints what the CLI prints (:func:`~jupyter_sched.textsafe.printable_log`)."""
+    monkeypatch.setenv("JUPYTER_SCHED_WIDGETS", "0")
+    job_id = "j-n42ctrl"
+    _notebook_job(sched_app, tmp_path, job_id, "junk.ipynb")
+    log = tmp_path / job_id / "log.txt"
+    hostile = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;cm0gLXJmIH4=\x07\x00\x00end\x9b\u202e\x7f"
+    log.write_bytes(f"start \x1b[31mred\x1b[0m\n{hostile}\nlast\x07\n".encode())
+    (tmp_path / job_id / "executed.ipynb").write_text(json.dumps({**EXECUTED, "metadata": {"t": hostile}}),
+                                                     encoding="utf-8")
+    monkeypatch.setenv("JUPYTER_SCHED_URL", url)
+    monkeypatch.setenv("JUPYTER_SCHED_TOKEN", IVAN_TOKEN)
+    cli_out, cli_err = io.StringIO(), io.StringIO()
+    code = await asyncio.to_thread(main, ["logs", job_id], out=cli_out, err=cli_err, stdin=io.StringIO())
+    assert cli_out.getvalue() == printable_log(log.read_text()) == "start red\n^@^@end<U+009B><U+202E>^?\nlast^G\n", \
+        (code, cli_out.getvalue(), cli_err.getvalue())
+    control = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+    for line, shown in ((f"logs {job_id}", cli_out.getvalue()), (f"logs {job_id} -f", cli_out.getvalue()),
+                        (f"logs {job_id} -n 2", "^@^@end<U+009B><U+202E>^?\nlast^G\n")):
+        _, out, err = await _run(_magics(url), line)
+        assert err is None and not control.search(out), (line, out)  # before: ESC, BEL, NUL as written
+        assert out.startswith(shown), (line, out)  # the CLI's own escaping
+    _, out, err = await _run(_magics(url), f"logs {job_id} --notebook -o -")
+    assert err is None and not control.search(out), out
+    assert json.loads(out)["metadata"]["t"] == hostile, out  # the same notebook, its controls as JSON escapes
