@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Iterable, Mapping
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..client._wire import Req, unwrap_list
-from ..errors import ValidationError
 from ..model.periods import PERIODS, next_period_start, period_name, period_starts
-from ..model.units import clock_text, gpu_hours_phrase, parse_duration
+from ..model.units import clock_text, gpu_hours_phrase
 from ..wording.usage import USAGE_DAYS, cost_cell, efficiency_cell, last_days, period_text
 from ..wording.usage import parsed_utc as _parsed
 from .local_when import local_when
@@ -122,7 +121,6 @@ def add_parsers(sub: Any, want: Any) -> list[str]:
     return added
 
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 WHEN_HELP = ("a date (2026-12-01: its midnight in your time zone, TZ; --utc: UTC), a time (2026-12-01 09:30: yours; "
              "with Z or an offset such as +02:00: exactly that), or how long ago (7d, 12h, 1h30m, 2w)")
 """What ``--since``/``--until`` take (:func:`when_arg`), for the help of every command that has them."""
@@ -130,56 +128,19 @@ _MONTH = re.compile(r"(\d{4})-(\d{2})")
 _QUARTER = re.compile(r"(\d{4})-?[Qq]([1-4])")
 
 
-_AGO = re.compile(r"(\d{1,6})\s*(w|d|h|m|s|weeks?|days?|hours?|hrs?|minutes?|mins?|seconds?|secs?)(?:\s+ago)?")
-"""How long ago: ``7d``, ``12h``, and as journalctl/kubectl users write it, ``1h ago``, ``2 days ago`` (newuser26 n10)."""
-_AGO_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
 def _when(value: str) -> str:
     """The ``type`` of ``--since``/``--until``: a plain date ``2026-12-01`` is its midnight and a time with
     no offset that time, both in the reader's zone (:mod:`.local_when`, newuser41 n9; the server refuses an
-    offset-less time, hubadmin23 A10 / newuser23 N10); a ``Z`` or an offset goes as typed; a duration (``7d``, ``12h``, ``30m``, ``2w``) is
-    that long before now (hubadmin25 B19: "last week's failed jobs"); anything else goes to the server
-    as typed, whose refusal names the field. A date that is no calendar day (``2026-02-30``) is refused here."""
-    text = value.strip()
-    ago = _AGO.fullmatch(text.lower())
-    seconds = int(ago.group(1)) * _AGO_SECONDS[ago.group(2)[0]] if ago else _ago_duration(text)
-    if seconds is not None:
-        then = datetime.now(timezone.utc) - timedelta(seconds=seconds)
-        return then.replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    if not _DATE.fullmatch(text):
-        try:  # one the server reads goes as typed
-            parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:  # named here, with the option (new user 24 nit: "'12:30' is not an ISO 8601 timestamp")
-            raise argparse.ArgumentTypeError(f"{text!r} is no date or time — write a date, e.g. 2026-12-01, "
-                                             "a time with its offset, e.g. 2026-12-05T12:30:00Z, or how long ago, "
-                                             "e.g. 7d, 12h, 1h30m or '1h ago'") from None
-        if parsed.utcoffset() is None:  # the reader's wall time (newuser41 n9; it was refused, newuser35 N3)
-            return local_when(parsed)
-        return text
+    offset-less time, hubadmin23 A10 / newuser23 N10); a ``Z`` or an offset goes as typed; a duration (``7d``,
+    ``12h``, ``30m``, ``2w``) is that long before now (hubadmin25 B19) — read by
+    :func:`~jupyter_sched.client.when.read_when`, as the Python client's ``since`` (newuser42 N1)."""
+    from ..client.when import read_when
+
     try:
-        date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is no calendar date — write YYYY-MM-DD, e.g. 2026-12-01, "
-                                         f"or a time with its offset, e.g. 2026-12-01T00:00:00+02:00") from None
-    return local_when(datetime.fromisoformat(f"{text}T00:00:00"))  # its midnight in the reader's zone (n9)
-
-
-def _ago_duration(text: str) -> float | None:
-    """Seconds of a "how long ago" written as every duration field takes it (``1h30m``, ``1.5h``, ``2h30m ago``;
-    :func:`~jupyter_sched.model.units.parse_duration`), None for text that is no duration (a date, a time).
-
-    Raises:
-        argparse.ArgumentTypeError: a near miss of a duration (``1h30``), with the duration's own fix.
-    """
-    bare = re.sub(r"\s+ago$", "", text.lower()).strip()
-    if not re.fullmatch(r"[0-9][0-9.]*\s*[a-z][0-9a-z. ]*", bare):  # no unit: a year, a date, a time (newuser35 N3)
-        return None
-    try:
-        return parse_duration(bare, field="how long ago")
-    except ValidationError as exc:
-        fix = exc.hint or "write e.g. 7d, 12h or 1h30m"
-        raise argparse.ArgumentTypeError(f"{text!r} is no date or time — as how long ago, {fix}") from None
+        read = read_when(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return local_when(read) if isinstance(read, datetime) else read
 
 
 def _month(value: str) -> tuple[str, str]:

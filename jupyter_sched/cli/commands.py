@@ -13,7 +13,6 @@ import math
 import os
 import re
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import PurePath
@@ -825,27 +824,28 @@ def _wait_for(client: Any, job_id: str, limit_s: float | None, io: Streams, *, j
     """Poll ``job_id`` until it ends (or ``limit_s`` seconds pass), riding out a restart of the
     server (:mod:`jupyter_sched.client.ride_out`, hubadmin23 A18) through ``poll`` (a new one when None): exit 0 /
     4 / 5 / 130 as ``wait --help`` says; a server that stays silent past the ride-out raises its error (exit 3)."""
-    started = time.monotonic()
-    deadline = None if limit_s is None else started + limit_s
-    delay = 0.2
+    from ..client.waiting import poll_job
+
     with TerminalProgress(io.err) as bar:
         poll = poll or _ride_out(_say(io), f"still waiting for {job_id}")
         poll.before_notice = bar.close
         job: dict[str, Any] = {}
-        try:
-            job = poll(lambda: client.job(job_id), deadline=deadline)
-            while True:
-                frame = wait_progress(job, _now())
-                if frame.phase == "done":
-                    break
+
+        def ended(read: dict[str, Any]) -> bool:  # every read: kept for Ctrl-C's line, its frame shown
+            job.clear()
+            job.update(read)
+            frame = wait_progress(read, _now())
+            if frame.phase != "done":
                 bar.show(frame)
-                if limit_s is not None and time.monotonic() - started >= limit_s:
-                    bar.close()
-                    print(still_going(job, limit_s, _now()), file=io.out)
-                    return EXIT_TIMEOUT
-                time.sleep(delay)
-                delay = min(delay * 1.5, 2.0)  # quick at first (a start is often imminent), then gentle
-                job = poll(lambda: client.job(job_id), deadline=deadline)
+            return frame.phase == "done"
+
+        try:  # the client's wait polls the same way (client.waiting.poll_job, newuser42 N1)
+            job, done = poll_job(lambda: client.job(job_id), poll, limit_s=limit_s, ended=ended)
+            if not done:
+                assert limit_s is not None
+                bar.close()
+                print(still_going(job, limit_s, _now()), file=io.out)
+                return EXIT_TIMEOUT
         except KeyboardInterrupt:  # Ctrl-C stops the waiting, not the job: say so (the magics do)
             bar.close()
             _still_going(job_id, str(job.get("state") or ""), io, what="waiting")

@@ -12,8 +12,9 @@ so :func:`local_when` marks the text and :func:`resolve_local_times` fixes it on
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
-from zoneinfo import ZoneInfo
+from datetime import datetime
+
+from ..client.when import in_zone  # one reading with the Python client's since/until (newuser42 N1)
 
 __all__ = ["LocalWhen", "local_when", "resolve_local_times", "in_zone"]
 
@@ -28,16 +29,6 @@ class LocalWhen(str):
 def local_when(naive: datetime) -> LocalWhen:
     """``naive`` marked to be read in the reader's zone."""
     return LocalWhen(naive.replace(tzinfo=None, microsecond=0).isoformat())
-
-
-def in_zone(text: str, zone: str | None) -> str:
-    """``text`` (an offset-less ISO time) in ``zone`` (an IANA name; None: UTC) as ISO 8601 with its offset
-    (``2026-12-07T00:00:00-08:00``; UTC: ``…Z``), as the server takes it."""
-    naive = datetime.fromisoformat(text)
-    tz = ZoneInfo(zone) if zone else timezone.utc
-    aware = naive.replace(tzinfo=tz)
-    # a wall time skipped by a summer-time change (02:30 on the spring night) is read as the zone's fold=0 one
-    return aware.isoformat().replace("+00:00", "Z") if aware.utcoffset() else f"{naive.isoformat()}Z"
 
 
 def resolve_local_times(args: argparse.Namespace, zone: str | None) -> None:

@@ -20,10 +20,11 @@ from .sync import SchedClient, ServerUnreachableError
 
 if TYPE_CHECKING:
     from .aio import AsyncSchedClient
+    from .waiting import JobFailed, WaitTimeout
 
 __all__ = [
-    "AsyncSchedClient", "Connection", "NoServerError", "SchedClient", "ServerUnreachableError",
-    "connect", "connect_async", "discover", "error_from_response",
+    "AsyncSchedClient", "Connection", "JobFailed", "NoServerError", "SchedClient", "ServerUnreachableError",
+    "WaitTimeout", "connect", "connect_async", "discover", "error_from_response",
 ]
 
 
@@ -64,4 +65,8 @@ def __getattr__(name: str) -> Any:
         from .aio import AsyncSchedClient
 
         return AsyncSchedClient
+    if name in ("JobFailed", "WaitTimeout"):  # what wait() raises (newuser42 N1), loaded with it
+        from . import waiting
+
+        return getattr(waiting, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,8 +14,41 @@ from ._wire import Req
 __all__ = ["routes"]
 
 
-def _id(value: str) -> str:
-    return quote(str(value), safe="")
+def _id(value: str, name: str = "id") -> str:
+    """``value`` as a path segment. Checked at the call, nothing sent (newuser42 N1: ``cancel(None)`` asked the
+    server for the job 'None', ``job(3)`` for '3').
+
+    Raises:
+        TypeError: not text, naming ``name``; ValidationError: empty text.
+    """
+    if not isinstance(value, str):
+        what = "a job's id or name, e.g. 'j-7' or 'train'" if name == "job_id" else f"a {name.replace('_', ' ')}"
+        raise TypeError(f"{name} must be {what}, as a str (got {type(value).__name__} {value!r})")
+    if not value.strip():
+        from ..errors import ValidationError
+
+        raise ValidationError(f"{name} is empty", field=name, hint=f"give the {name.replace('_', ' ')}")
+    return quote(value, safe="")
+
+
+def _body(value: Mapping[str, Any], example: str = "") -> dict[str, Any]:
+    """``value`` as a request body: a mapping of the wire's fields. Checked at the call, nothing sent (newuser42
+    N1: ``submit("echo hi")`` said "dictionary update sequence element #0 has length 1; 2 is required").
+
+    Raises:
+        TypeError: not a mapping, saying the shape (``example``).
+    """
+    if not isinstance(value, Mapping):
+        shape = f", e.g. {example}" if example else ""
+        raise TypeError(f"body must be a dict of the request's fields{shape} (got {type(value).__name__} {value!r:.80})")
+    return dict(value)
+
+
+SUBMIT_EXAMPLE = '{"command": ["python", "train.py"], "gpus": 1}, or submit(command=["python", "train.py"], gpus=1)'
+"""The shape of a submit's body, said when something else is given."""
+
+LEASE_EXAMPLE = '{"gpus": 1, "kernel_id": sched.kernel_id}, or request_lease(gpus=1, kernel_id=sched.kernel_id)'
+"""The shape of a lease request's body."""
 
 
 def _params(**values: Any) -> dict[str, str]:
@@ -44,7 +77,7 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def submit(body: Mapping[str, Any], *, idempotency_key: str | None = None) -> Req:
-        return Req("POST", "jobs", body=dict(body), params=_params(idempotency_key=idempotency_key))
+        return Req("POST", "jobs", body=_body(body, SUBMIT_EXAMPLE), params=_params(idempotency_key=idempotency_key))
 
     @staticmethod
     def jobs(*, state: str | None = None, kind: str | None = None, user: str | None = None,
@@ -57,33 +90,33 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def job(job_id: str) -> Req:
-        return Req("GET", f"jobs/{_id(job_id)}")
+        return Req("GET", f"jobs/{_id(job_id, 'job_id')}")
 
     @staticmethod
     def cancel(job_id: str) -> Req:
-        return Req("DELETE", f"jobs/{_id(job_id)}")
+        return Req("DELETE", f"jobs/{_id(job_id, 'job_id')}")
 
     @staticmethod
     def update_job(job_id: str, body: Mapping[str, Any]) -> Req:
-        return Req("PATCH", f"jobs/{_id(job_id)}", body=dict(body))
+        return Req("PATCH", f"jobs/{_id(job_id, 'job_id')}", body=_body(body))
 
     @staticmethod
     def cancel_jobs(body: Mapping[str, Any]) -> Req:
-        return Req("POST", "jobs/cancel", body=dict(body))
+        return Req("POST", "jobs/cancel", body=_body(body))
 
     @staticmethod
     def logs(job_id: str, *, offset: int = 0, limit: int = 65536, follow: bool = False,
              notes_seen: int | None = None, tail: int | None = None) -> Req:
-        return Req("GET", f"jobs/{_id(job_id)}/logs", params=_params(offset=offset, limit=limit, follow=follow,
+        return Req("GET", f"jobs/{_id(job_id, 'job_id')}/logs", params=_params(offset=offset, limit=limit, follow=follow,
                                                                      notes_seen=notes_seen, tail=tail))
 
     @staticmethod
     def report_progress(job_id: str, done: float, total: float) -> Req:
-        return Req("POST", f"jobs/{_id(job_id)}/progress", body={"done": done, "total": total})
+        return Req("POST", f"jobs/{_id(job_id, 'job_id')}/progress", body={"done": done, "total": total})
 
     @staticmethod
     def dryrun(body: Mapping[str, Any]) -> Req:
-        return Req("POST", "dryrun", body=dict(body))
+        return Req("POST", "dryrun", body=_body(body, SUBMIT_EXAMPLE))
 
     @staticmethod
     def leases(*, state: str | None = None) -> Req:
@@ -91,23 +124,23 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def request_lease(body: Mapping[str, Any], *, wait_ms: int | None = None) -> Req:
-        return Req("POST", "leases", body=dict(body), params=_params(wait_ms=wait_ms))
+        return Req("POST", "leases", body=_body(body, LEASE_EXAMPLE), params=_params(wait_ms=wait_ms))
 
     @staticmethod
     def lease(lease_id: str, *, wait_ms: int | None = None) -> Req:
-        return Req("GET", f"leases/{_id(lease_id)}", params=_params(wait_ms=wait_ms))
+        return Req("GET", f"leases/{_id(lease_id, 'lease_id')}", params=_params(wait_ms=wait_ms))
 
     @staticmethod
     def release_lease(lease_id: str, *, why: str | None = None, timeout_s: float | None = None) -> Req:
-        return Req("DELETE", f"leases/{_id(lease_id)}", params=_params(why=why, timeout_s=timeout_s))
+        return Req("DELETE", f"leases/{_id(lease_id, 'lease_id')}", params=_params(why=why, timeout_s=timeout_s))
 
     @staticmethod
     def keepalive(lease_id: str) -> Req:
-        return Req("POST", f"leases/{_id(lease_id)}/keepalive", body={})
+        return Req("POST", f"leases/{_id(lease_id, 'lease_id')}/keepalive", body={})
 
     @staticmethod
     def lease_heartbeat(lease_id: str) -> Req:
-        return Req("POST", f"leases/{_id(lease_id)}/heartbeat")
+        return Req("POST", f"leases/{_id(lease_id, 'lease_id')}/heartbeat")
 
     @staticmethod
     def queue(*, limit: int | None = None, cursor: str | None = None) -> Req:
@@ -119,7 +152,7 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def set_quotas(body: Mapping[str, Any]) -> Req:
-        return Req("PUT", "quotas", body=dict(body))
+        return Req("PUT", "quotas", body=_body(body))
 
     @staticmethod
     def idle_policy() -> Req:
@@ -127,7 +160,7 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def set_idle_policy(body: Mapping[str, Any]) -> Req:
-        return Req("PUT", "idle-policy", body=dict(body))
+        return Req("PUT", "idle-policy", body=_body(body))
 
     @staticmethod
     def profiles() -> Req:
@@ -175,40 +208,40 @@ class routes:  # a namespace of builders, read as routes.jobs(...)
 
     @staticmethod
     def create_definition(body: Mapping[str, Any]) -> Req:
-        return Req("POST", "definitions", body=dict(body))
+        return Req("POST", "definitions", body=_body(body))
 
     @staticmethod
     def preview_schedule(body: Mapping[str, Any]) -> Req:
-        return Req("POST", "definitions/preview", body=dict(body))
+        return Req("POST", "definitions/preview", body=_body(body))
 
     @staticmethod
     def definition(definition_id: str, *, runs: int | None = None) -> Req:
-        return Req("GET", f"definitions/{_id(definition_id)}", params=_params(runs=runs))
+        return Req("GET", f"definitions/{_id(definition_id, 'definition_id')}", params=_params(runs=runs))
 
     @staticmethod
     def update_definition(definition_id: str, body: Mapping[str, Any]) -> Req:
-        return Req("PATCH", f"definitions/{_id(definition_id)}", body=dict(body))
+        return Req("PATCH", f"definitions/{_id(definition_id, 'definition_id')}", body=_body(body))
 
     @staticmethod
     def delete_definition(definition_id: str, *, cancel_runs: bool = False) -> Req:
-        return Req("DELETE", f"definitions/{_id(definition_id)}", params=_params(cancel_runs=cancel_runs or None))
+        return Req("DELETE", f"definitions/{_id(definition_id, 'definition_id')}", params=_params(cancel_runs=cancel_runs or None))
 
     @staticmethod
     def pause_definition(definition_id: str) -> Req:
-        return Req("POST", f"definitions/{_id(definition_id)}/pause")
+        return Req("POST", f"definitions/{_id(definition_id, 'definition_id')}/pause")
 
     @staticmethod
     def resume_definition(definition_id: str) -> Req:
-        return Req("POST", f"definitions/{_id(definition_id)}/resume")
+        return Req("POST", f"definitions/{_id(definition_id, 'definition_id')}/resume")
 
     @staticmethod
     def definition_runs(definition_id: str, *, limit: int | None = None) -> Req:
-        return Req("GET", f"definitions/{_id(definition_id)}/runs", params=_params(limit=limit))
+        return Req("GET", f"definitions/{_id(definition_id, 'definition_id')}/runs", params=_params(limit=limit))
 
     @staticmethod
     def run_definition(definition_id: str, body: Mapping[str, Any] | None = None) -> Req:
-        return Req("POST", f"definitions/{_id(definition_id)}/runs", body=dict(body or {}))
+        return Req("POST", f"definitions/{_id(definition_id, 'definition_id')}/runs", body=_body(body or {}))
 
     @staticmethod
     def executed_notebook(job_id: str) -> Req:
-        return Req("GET", f"jobs/{_id(job_id)}/notebook")
+        return Req("GET", f"jobs/{_id(job_id, 'job_id')}/notebook")

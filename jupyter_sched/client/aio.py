@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 from httpx_sse import aconnect_sse
@@ -34,6 +34,7 @@ from ._wire import (
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import Connection, renewed, token_hint
 from .sync import DEFAULT_TIMEOUT_S, _to_stderr, headers_for, next_cursor, unreachable, usage_frame
+from .when import when_filters
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,6 +45,13 @@ EVENTS_BACKOFF = Backoff(base_s=1.0, cap_s=30.0, jitter=0.2)
 """How :meth:`AsyncSchedClient.events` waits between reconnects: 1 s doubling to 30 s."""
 _EVENTS = "events"
 _RESUME_HEADER = "X-Jupyter-Sched-Resume"  # jupyter_sched.extension.events.RESUME_HEADER (the server's side)
+
+T = TypeVar("T")
+
+
+async def _awaited(pending: Awaitable[T]) -> T:
+    """``pending`` as a coroutine (what :func:`asyncio.run_coroutine_threadsafe` takes)."""
+    return await pending
 
 
 class AsyncSchedClient:
@@ -158,9 +166,17 @@ class AsyncSchedClient:
     async def inventory(self) -> dict[str, Any]:
         return dict(await self.call(routes.inventory()))
 
-    async def submit(self, body: Mapping[str, Any], *, idempotency_key: str | None = None) -> dict[str, Any]:
-        """``POST jobs`` (with ``idempotency_key`` when given: send one only to a server that honours them)."""
-        return (await self.submit_keyed(body, idempotency_key))[0]
+    async def submit(self, body: Mapping[str, Any] | None = None, *, command: Sequence[str] | None = None,
+                     gpus: int | None = None, name: str | None = None, time_limit: str | int | None = None,
+                     idempotency_key: str | None = None, **fields: Any) -> dict[str, Any]:
+        """``POST jobs``: the body or the same fields as keywords, as :meth:`SchedClient.submit
+        <jupyter_sched.client.sync.SchedClient.submit>` (with ``idempotency_key`` when given: send one only to a
+        server that honours them)."""
+        from .keywords import submit_body
+
+        request = submit_body(body, {"command": command, "gpus": gpus, "name": name, "time_limit": time_limit,
+                                     **fields})
+        return (await self.submit_keyed(request, idempotency_key))[0]
 
     async def submit_keyed(self, body: Mapping[str, Any], key: str | None) -> tuple[dict[str, Any], bool]:
         """:meth:`SchedClient.submit_keyed <jupyter_sched.client.sync.SchedClient.submit_keyed>`, awaited."""
@@ -226,6 +242,41 @@ class AsyncSchedClient:
     async def job(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.job(job_id)))
 
+    async def wait(self, job: str, timeout: float | str | None = None, *, check: bool = False) -> dict[str, Any]:
+        """:meth:`SchedClient.wait <jupyter_sched.client.sync.SchedClient.wait>`, awaited: the same poll and
+        ride-out (:func:`~.waiting.poll_job`, in a worker thread whose every read is this client's, on this
+        loop), the same errors. Cancelling it stops the polling at its next read; the job goes on."""
+        import threading
+
+        from .ride_out import RideOut
+        from .sync import _ref, _timeout_s
+        from .waiting import JobFailed, WaitTimeout, ended_well, poll_job
+
+        ref, limit_s = _ref(job), _timeout_s(timeout)
+        loop = asyncio.get_running_loop()
+        stopped = threading.Event()
+
+        def read(make: Callable[[], Awaitable[T]]) -> T:
+            if stopped.is_set():
+                raise asyncio.CancelledError
+            return asyncio.run_coroutine_threadsafe(_awaited(make()), loop).result()
+
+        def polled() -> tuple[dict[str, Any], bool]:
+            ride = RideOut(self._notice, doing=f"still waiting for {ref}")
+            job_id = ride(lambda: read(lambda: self.job_id_of(ref, "wait")))
+            return poll_job(lambda: read(lambda: self.job(job_id)), ride, limit_s=limit_s)
+
+        try:
+            ended, done = await asyncio.to_thread(polled)
+        finally:
+            stopped.set()
+        if not done:
+            assert limit_s is not None
+            raise WaitTimeout(ended, limit_s)
+        if check and not ended_well(ended):
+            raise JobFailed(ended)
+        return ended
+
     async def cancel(self, job_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.cancel(job_id)))
 
@@ -272,8 +323,14 @@ class AsyncSchedClient:
     async def leases(self) -> list[dict[str, Any]]:
         return unwrap_list(await self.call(routes.leases()), "leases")
 
-    async def request_lease(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        return dict(await self.call(routes.request_lease(body)))
+    async def request_lease(self, body: Mapping[str, Any] | None = None, *, gpus: int | None = None,
+                            kernel_id: str | None = None, **fields: Any) -> dict[str, Any]:
+        """``POST leases``: the body or the same fields as keywords (see :meth:`SchedClient.request_lease
+        <jupyter_sched.client.sync.SchedClient.request_lease>`)."""
+        from .keywords import lease_body
+
+        return dict(await self.call(routes.request_lease(lease_body(body, {"gpus": gpus, "kernel_id": kernel_id,
+                                                                           **fields}))))
 
     async def lease(self, lease_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.lease(lease_id)))
@@ -340,13 +397,15 @@ class AsyncSchedClient:
         return unwrap_list(await self.call(routes.idle_candidates()), "idle")
 
     async def waste(self, **filters: Any) -> dict[str, Any]:
-        return dict(await self.call(routes.waste(**filters)))
+        return dict(await self.call(routes.waste(**when_filters(filters))))
 
     async def audit(self, **filters: Any) -> list[dict[str, Any]]:
-        return unwrap_list(await self.call(routes.audit(**filters)), "audit")
+        return unwrap_list(await self.call(routes.audit(**when_filters(filters))), "audit")
 
     async def usage(self, **filters: Any) -> pd.DataFrame:
-        return usage_frame(unwrap_list(await self.call(routes.usage(**filters)), "usage"))
+        """``GET usage`` as a DataFrame; ``since``/``until`` as :meth:`SchedClient.usage
+        <jupyter_sched.client.sync.SchedClient.usage>` takes them (what the CLI's ``--since`` takes)."""
+        return usage_frame(unwrap_list(await self.call(routes.usage(**when_filters(filters))), "usage"))
 
     async def metrics(self) -> str:
         return str(await self.call(routes.metrics()))

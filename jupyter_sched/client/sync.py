@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -41,6 +41,7 @@ from ._wire import (
 )
 from .busy import MAX_BUSY_RETRIES, busy_wait_s, gave_up, retry_notice
 from .discovery import ENV_HUB_URL, ENV_URL, Connection, Probe, probe_headers, renewed, token_hint
+from .when import when_filters, when_param
 
 if TYPE_CHECKING:
     import httpx
@@ -57,6 +58,35 @@ def _to_stderr(line: str) -> None:
     """Write ``line`` to stderr (the default notice of a retried busy answer)."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
+
+
+def _ref(ref: object) -> str:
+    """A job given by id or name, as text. Raises TypeError (nothing sent) for anything else: ``cancel(None)``
+    asked the server for the job 'None' (newuser42 N1)."""
+    if not isinstance(ref, str):
+        raise TypeError(f"job must be a job's id or name, e.g. 'j-7' or 'train', as a str "
+                        f"(got {type(ref).__name__} {ref!r:.80})")
+    return ref
+
+
+def _timeout_s(timeout: float | str | None) -> float | None:
+    """``wait``'s ``timeout`` in seconds (None: none): a number of seconds or a duration (``"10m"``).
+    Raises: TypeError (no number nor text), ValidationError (negative, or no duration)."""
+    from ..errors import ValidationError
+    from ..model.units import parse_duration
+
+    if timeout is None:
+        return None
+    if isinstance(timeout, str):
+        return parse_duration(timeout, field="timeout", hint="give how long to wait, e.g. timeout=600 or '10m', or "
+                              "None to wait until the job ends")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be seconds or a duration such as '10m' (got {type(timeout).__name__} "
+                        f"{timeout!r:.80})")
+    if not timeout >= 0:
+        raise ValidationError(f"timeout must be 0 or more seconds (got {timeout})", field="timeout",
+                              hint="give how long to wait, e.g. timeout=600, or None to wait until the job ends")
+    return float(timeout)
 
 
 def _wait_ms(wait_s: float) -> int | None:
@@ -461,8 +491,14 @@ class SchedClient:
         """``GET inventory``: nodes, flat ``gpus`` list, ``simulated`` and ``nvml`` status."""
         return dict(self.call(routes.inventory()))
 
-    def submit(self, body: Mapping[str, Any], *, idempotency_key: str | None = None) -> dict[str, Any]:
-        """``POST jobs``: submit a job; returns the job (201). Sent with a submit key (``idempotency_key``; a new
+    def submit(self, body: Mapping[str, Any] | None = None, *, command: Sequence[str] | None = None,
+               gpus: int | None = None, name: str | None = None, time_limit: str | int | None = None,
+               idempotency_key: str | None = None, **fields: Any) -> dict[str, Any]:
+        """``POST jobs``: submit a job; returns the job (201). The job is the wire body (``submit({"command":
+        ["python", "train.py"], "gpus": 1})``, ``extension/openapi.yaml``'s SubmitJobRequest) or the same fields as
+        keywords (``submit(command=["python", "train.py"], gpus=1, name="train", time_limit="2h", memory="16GiB")``;
+        a keyword None is not sent; ``working_dir`` is this process's folder unless given, as the CLI's): one or
+        the other (both: TypeError naming both; a body that is no dict: TypeError saying the shape). Sent with a submit key (``idempotency_key``; a new
         one when not given, where the server is known to honour them — :meth:`submit_keys_honoured`, asked
         before, or the discovery's answer; the submit asks nothing more): the same key sent again is answered
         with the job it made, never a second.
@@ -471,9 +507,12 @@ class SchedClient:
             ValidationError (400), QuotaError / UnschedulableError (422: can never fit), ConflictError (409:
             the key was sent before with another request).
         """
+        from .keywords import submit_body
         from .ride_out import new_key
 
-        return self.submit_keyed(body, idempotency_key or (new_key() if self._keys_known() else None))[0]
+        request = submit_body(body, {"command": command, "gpus": gpus, "name": name, "time_limit": time_limit,
+                                     **fields})
+        return self.submit_keyed(request, idempotency_key or (new_key() if self._keys_known() else None))[0]
 
     def _keys_known(self) -> bool:
         """Whether the server is known to honour submit keys without asking it (a submit makes one request):
@@ -540,7 +579,7 @@ class SchedClient:
                 ValidationError with its id to give): whose it is (newuser32 n3), refused and audited by the
                 server (newuser39 n6), ``details["others"]`` for :func:`._wire.name_refusal`'s words.
         """
-        lookup = named_lookup(ref, command)
+        lookup = named_lookup(_ref(ref), command)
         if lookup is None:
             return job_named(ref, None)
         try:
@@ -560,6 +599,7 @@ class SchedClient:
         (ISO 8601 with offset) when given."""
         out: list[dict[str, Any]] = []
         cursor: str | None = None
+        since, until = when_param(since, "since"), when_param(until, "until")  # once: "7d" is one instant
         while True:
             reply = self._exchange(routes.jobs(state=state, kind=kind, user=user, all_users=all_users, limit=page,
                                                cursor=cursor, since=since, until=until))
@@ -579,9 +619,11 @@ class SchedClient:
         --all`` stopped at 1000 and said nothing of the rest)."""
         out: list[dict[str, Any]] = []
         cursor: str | None = None
+        since, until = when_param(since, "since"), when_param(until, "until")  # once: "7d" is one instant
         while True:
-            reply = self._exchange(routes.jobs(state=state, user=user, all_users=all_users, team=team, since=since,
-                                               until=until, limit=min(most + 1 - len(out), 1000), cursor=cursor))
+            reply = self._exchange(routes.jobs(state=state, user=user, all_users=all_users, team=team,
+                                               since=since, until=until,
+                                               limit=min(most + 1 - len(out), 1000), cursor=cursor))
             out += [job for job in unwrap_list(self._decode(reply), "jobs") if keep(job)]
             cursor = next_cursor(reply.link)
             if len(out) > most or cursor is None:
@@ -590,6 +632,36 @@ class SchedClient:
     def job(self, job_id: str) -> dict[str, Any]:
         """``GET jobs/{id}``. Raises NotFoundError."""
         return dict(self.call(routes.job(job_id)))
+
+    def wait(self, job: str, timeout: float | str | None = None, *, check: bool = False) -> dict[str, Any]:
+        """Wait until ``job`` (its id, or the name of one of mine, as :meth:`job_named` reads it) ends; return it
+        as :meth:`job` does. Polls as ``jupyter-sched wait`` does (:func:`~.waiting.poll_job`: quick at first, then
+        every 2 s) and rides a restart of the server out (:class:`~.ride_out.RideOut`, said once on stderr).
+
+        Args:
+            timeout: how long to wait, in seconds or as a duration (``"10m"``); None: until it ends.
+            check: raise :class:`~.waiting.JobFailed` when it ended and did not succeed (a lease its owner gave
+                back counts as success, as the CLI's exit 0).
+
+        Raises:
+            WaitTimeout: (a ``TimeoutError``) ``timeout`` ran out first: its state, and that the job goes on.
+            JobFailed: with ``check``: its state, exit code and why (``.job`` is the ended job).
+            NotFoundError / ValidationError: no such job, an ambiguous name; ServerUnreachableError: no server
+                answered for 10 min.
+        """
+        from .ride_out import RideOut
+        from .waiting import JobFailed, WaitTimeout, ended_well, poll_job
+
+        limit_s = _timeout_s(timeout)
+        ride = RideOut(self._notice, doing=f"still waiting for {job}")
+        job_id = ride(lambda: self.job_id_of(_ref(job), "wait"))
+        ended, done = poll_job(lambda: self.job(job_id), ride, limit_s=limit_s)
+        if not done:
+            assert limit_s is not None
+            raise WaitTimeout(ended, limit_s)
+        if check and not ended_well(ended):
+            raise JobFailed(ended)
+        return ended
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         """``DELETE jobs/{id}``: cancel; returns the job. Raises NotFoundError, ConflictError."""
@@ -673,10 +745,17 @@ class SchedClient:
         """``GET leases``: my interactive leases (``state``: only those in it, a comma list)."""
         return unwrap_list(self.call(routes.leases(state=state)), "leases")
 
-    def request_lease(self, body: Mapping[str, Any], *, wait_s: float = 0.0) -> dict[str, Any]:
-        """``POST leases``: ask for GPUs for a kernel (``kernel_id`` in the body); returns the lease,
-        once decided when ``wait_s`` > 0 (the server long-polls up to that many seconds, at most 25)."""
-        return dict(self.call(routes.request_lease(body, wait_ms=_wait_ms(wait_s)), timeout_s=self._wait_timeout(wait_s)))
+    def request_lease(self, body: Mapping[str, Any] | None = None, *, gpus: int | None = None,
+                      kernel_id: str | None = None, wait_s: float = 0.0, **fields: Any) -> dict[str, Any]:
+        """``POST leases``: ask for GPUs for a kernel (``kernel_id``: this kernel's is :attr:`kernel_id`); returns the
+        lease, once decided when ``wait_s`` > 0 (the server long-polls up to that many seconds, at most 25). The
+        request is the wire body (``request_lease({"gpus": 1, "kernel_id": k})``) or the same fields as keywords
+        (``request_lease(gpus=1, kernel_id=sched.kernel_id)``), not both (TypeError naming both)."""
+        from .keywords import lease_body
+
+        request = lease_body(body, {"gpus": gpus, "kernel_id": kernel_id, **fields})
+        return dict(self.call(routes.request_lease(request, wait_ms=_wait_ms(wait_s)),
+                              timeout_s=self._wait_timeout(wait_s)))
 
     def lease(self, lease_id: str, *, wait_s: float = 0.0) -> dict[str, Any]:
         """``GET leases/{id}``; with ``wait_s`` > 0 the server answers once the lease is decided or
@@ -783,15 +862,17 @@ class SchedClient:
 
     def waste(self, **filters: Any) -> dict[str, Any]:
         """``GET usage/waste`` (admin): jobs and users ranked by allocated-but-idle GPU-hours."""
-        return dict(self.call(routes.waste(**filters)))
+        return dict(self.call(routes.waste(**when_filters(filters))))
 
     def audit(self, **filters: Any) -> list[dict[str, Any]]:
         """``GET audit`` (admin)."""
-        return unwrap_list(self.call(routes.audit(**filters)), "audit")
+        return unwrap_list(self.call(routes.audit(**when_filters(filters))), "audit")
 
     def usage(self, **filters: Any) -> pd.DataFrame:
-        """``GET usage`` as a DataFrame (GPU-seconds allocated / utilized, cost)."""
-        return usage_frame(unwrap_list(self.call(routes.usage(**filters)), "usage"))
+        """``GET usage`` as a DataFrame (GPU-seconds allocated / utilized, cost). ``since``/``until`` take what the
+        CLI's ``--since`` takes (:func:`~.when.when_param`): ``"2026-12-01"`` (your midnight), ``"7d"``, a time
+        with its offset, a ``datetime`` or a ``date``."""
+        return usage_frame(unwrap_list(self.call(routes.usage(**when_filters(filters))), "usage"))
 
     def metrics(self) -> str:
         """``GET metrics``: Prometheus exposition text."""
