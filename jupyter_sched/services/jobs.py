@@ -25,7 +25,15 @@ from .. import untrusted_json
 from ..admission import Caller
 from ..definitions.parameters import parameters_text_note
 from ..engine.lease_horizon import lease_idle_release
-from ..errors import BusyError, ConflictError, NotFoundError, SchedError, UnschedulableError, ValidationError
+from ..errors import (
+    BusyError,
+    ConflictError,
+    NotFoundError,
+    SchedError,
+    StoreFullError,
+    UnschedulableError,
+    ValidationError,
+)
 from ..errors import shown as quoted
 from ..executors.local import FILE_HERE, LocalExecutor, read_log_sized
 from ..executors.log_tail import LogTail, read_log_tail, tail_start
@@ -83,6 +91,7 @@ from ..wording.kernels import kernel_missing
 from ..wording.time_limits import planned_limit_note
 from ..wording.workdir import relative_clause, start_clause
 from .budget_standing import overrun_on_submit, spent_on_submit
+from .cancel_full import cancel_by_hand
 from .cancelling import cancel_jobs, drains, ended_record, stop_requested, write_cancel
 from .context import Context
 from .drain_notice import drain_under, with_drain
@@ -1705,25 +1714,29 @@ class JobsService:
                                   hint="add why=timeout, or leave timeout_s out")
         store, actor = self.ctx.store, caller.user
         already = False
-        for _ in range(5):
-            with store.transaction() as tx:
-                record = tx.get_job(job_id)
-                job = record.job
-                if job.state.terminal:
-                    raise ConflictError(f"{ended_words(job)}", field=_id_field(kind),
-                                        hint="request a new lease" if job.is_lease else
-                                        "only pending or running work can be cancelled")
-                new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause,
-                                              drains=drains(self.ctx))
-                if new is None:  # its stop was requested already
-                    already = True
-                    break
-                if write_cancel(tx, record, new, immediate=immediate, actor=actor) is None:
-                    continue
-            break
-        else:
-            raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field=_id_field(kind),
-                                hint="retry the cancel")
+        record = None
+        try:
+            for _ in range(5):
+                with store.transaction() as tx:
+                    record = tx.get_job(job_id)
+                    job = record.job
+                    if job.state.terminal:
+                        raise ConflictError(f"{ended_words(job)}", field=_id_field(kind),
+                                            hint="request a new lease" if job.is_lease else
+                                            "only pending or running work can be cancelled")
+                    new, immediate = ended_record(record, actor=actor, now=tx.now, by=by, why=why, cause=cause,
+                                                  drains=drains(self.ctx))
+                    if new is None:  # its stop was requested already
+                        already = True
+                        break
+                    if write_cancel(tx, record, new, immediate=immediate, actor=actor) is None:
+                        continue
+                break
+            else:
+                raise ConflictError(f"job {job_id} kept changing; cancel not recorded", field=_id_field(kind),
+                                    hint="retry the cancel")
+        except StoreFullError as err:  # nothing saved, nothing signalled: the 507 says how to stop it by hand
+            raise cancel_by_hand(err, record) from None
         self.ctx.kick("cancel", job_id)  # frees GPUs only: the engine keeps deciding submits at once (issue 17)
         stored = self._read(caller, job_id)
         out = JobView.model_validate(stored, context={"viewer": caller.user, "admin": caller.admin})
