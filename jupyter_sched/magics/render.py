@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..wording import gpus_text, job_line, progress_text, render_reason, state_word
 from ..wording.cordons import drain_text
+from ..wording.exit_codes import exit_code_words
 from ..wording.jobs import (
     GONE_WORDS,
     TERMINAL_STATES,
@@ -317,9 +318,12 @@ def _ended_row(job: Mapping[str, Any]) -> dict[str, Any]:
     issue 20), and as detail what ended it — ``cancelled by ana``, ``exit code 1``, the message."""
     message = lease_end_words(job)  # "released by you" as the CLI's lines say it (new user 23, N17)
     exit_code = job.get("exit_code")
-    detail = message or (f"exit code {exit_code}" if exit_code is not None else "")
+    said = exit_code_words(exit_code) if exit_code is not None else ""  # 137: SIGKILL, as the CLI (newuser42 n1)
+    detail = message or said
     if exit_code is not None and message and "exit" not in message:
-        detail = f"exit code {exit_code}; {message}"
+        detail = f"{said}; {message}"
+    elif said != f"exit code {exit_code}" and message.startswith(f"exited with code {exit_code}"):
+        detail = said + message[len(f"exited with code {exit_code}"):]
     return {"position": "", "id": job.get("id"), "name": work_name(job), "user": job.get("user"),
             "kind": job.get("kind"), "state": state_word(job), "gpus": gpus_text(job), "priority": job.get("priority"),
             "reason": "", "detail": detail, "eta": "", "unblocks_when": "", "gpu_uuids": ""}

@@ -16,6 +16,7 @@ from ..model.names import LEASE_NAMES, kernel_named
 from ..model.units import clock_text, format_duration, gpus_phrase, relative_text
 from ..textsafe import printable_line, printable_name
 from .cordons import drain_text
+from .exit_codes import exit_code_words
 from .preemption import planned_preemption_text, release_cooldown_text
 from .projected import projected_end_text
 from .reasons import clock_times, refusal_line, render_reason, wire_time
@@ -655,7 +656,7 @@ def split_log_quote(message: str) -> tuple[str, str, str]:
 def _ended(job: Mapping[str, Any]) -> tuple[str, str]:
     """How a job ended: (``, exit code 2 (command not found)``, ``last lines: …``), either may be ""."""
     state = str(job.get("state"))
-    tail = f", exit code {job['exit_code']}" if job.get("exit_code") is not None else ""
+    tail = f", {exit_code_words(job['exit_code'])}" if job.get("exit_code") is not None else ""  # 137: SIGKILL (n1)
     # stored before red team 6's fix: raw log lines; a lease says who released it as its reader reads it
     message = lease_end_words(job)
     code = job.get("exit_code")
