@@ -227,27 +227,20 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
                                           before=_typed_before(argv),
                                           switches=tuple(getattr(args, "submit_switches", ()) or ()))
         body["command"] = argv
-    for key in ("gpus", "model", "mem_per_gpu", "cpu", "memory", "priority", "team", "name", "time_limit", "profile"):
-        value = getattr(args, key)
-        if value is not None:
-            # a word for --gpus goes as typed: the server's refusal (model.validation.parse_gpus, case 019
-            # b3's 'must be an integer (got "two")' with the hint that names fractions) is the one the
-            # magics and REST say too, rendered by error_line in the CLI's terms (issue 20: one wording)
-            body[key] = number_or_text(value) if key in ("gpus", "cpu") else value
+    from .run_options import run_fields, workdir_path
+
+    # what the run asks for, read as definitions create/edit read it (one definition: cli/run_options, newuser42 n4)
+    body.update(run_fields(args))
+    if args.name is not None:
+        body["name"] = args.name
     if getattr(args, "parameters", None):  # read and checked with the usage (main._check_parameters)
         body["parameters"] = args.parameters
-    if args.nvlink:
-        body["nvlink"] = True
     if getattr(args, "no_preempt", False):  # newuser36 N6
         body["no_preempt"] = True
-    if args.env:
-        body["env"] = dict(env_pair(item, field="env", environ=os.environ, here="this shell", setter="export")
-                           for item in args.env)
     # a relative --workdir is this shell's folder's, as the default is (new user 11, N20: `--workdir data`
     # went as typed and the server read it elsewhere); a quoted '~/…' stays the owner's home, for the server
     workdir = args.workdir
-    body["working_dir"] = (os.getcwd() if not workdir else workdir if workdir.startswith("~")
-                           else os.path.abspath(workdir))
+    body["working_dir"] = workdir_path(workdir) if workdir else os.getcwd()
     if args.notebook and not workdir:
         # a notebook starts in its own folder, as Jupyter starts its kernel and a definition's run does
         # (newuser26 N10: `--notebook sub/nb.ipynb` ran in this shell's folder; its `open('local.txt')` failed)

@@ -6,11 +6,12 @@
     jupyter-sched definitions create report.ipynb --cron "0 12 * * 1-5" --tz Europe/Berlin \\
         [-p region=eu] [--gpus 1] [--model A100] [--time-limit 1h] [--profile P] [--missed skip]
         [--overlap skip_waiting|skip_unfinished|allow] [--no-preempt] [--paused] [--args "SCRIPT ARGS"]
+        [--cpu 8] [--memory 64GiB] [--env NAME=VALUE] [--workdir W] [--nvlink]   (submit's own: run_options)
     jupyter-sched definitions show DEF          schedule in words, next firings, recent runs
     jupyter-sched definitions runs DEF          each run: when, state, reason
     jupyter-sched definitions run DEF [-p region=apac]
-    jupyter-sched definitions edit DEF [--cron C | --no-schedule] [--tz Z] [--name N] [-p K=V] [--gpus N]
-        [--unset-parameter K] [--no-preempt | --preempt] ...
+    jupyter-sched definitions edit DEF [--file NOTEBOOK_OR_SCRIPT] [--cron C | --no-schedule] [--tz Z] [--name N]
+        [-p K=V] [--unset-parameter K] [--gpus N] [--env K=V] [--unset-env K] [--no-preempt | --preempt] ...
     jupyter-sched definitions pause DEF | resume DEF | delete DEF [--cancel-runs]
 
 Only the standard library is imported (the CLI's start-up rule).
@@ -28,7 +29,6 @@ from typing import Any
 from ..client._routes import routes
 from ..userfiles import file_problem
 from ..wording import definition_deleted
-from .aliases import OneSetting
 from .confirm import confirmed, interactive
 from .main import EXIT_OK, PROG, Streams, _Parser
 
@@ -72,11 +72,13 @@ def note_parameters(path: Any, parameters: Any, io: Streams, *, prefix: str = ""
 
 
 def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
-    """The options ``create`` and ``edit`` share. On ``edit`` a help text says an option left out
+    """The options ``create`` and ``edit`` share (what a run asks for: ``submit``'s, :mod:`.run_options`). On ``edit`` a help text says an option left out
     keeps the current value, never create's default (new user 19, N15: ``edit --help`` said
     "--gpus … (default 1)" while leaving it out kept the definition's ``gpus 0``)."""
     def said(text: str, default: str) -> str:
-        return f"{text} ({default})" if create else f"{text} (left out: unchanged)"
+        if not create:
+            return f"{text} (left out: unchanged)"
+        return f"{text} ({default})" if default else text
 
     p.add_argument("--cron", help=said('cron schedule, 5 fields, e.g. "0 12 * * 1-5" (12:00 on weekdays)',
                                        "default: none, runs only when asked"))
@@ -93,16 +95,13 @@ def _definition_options(p: argparse.ArgumentParser, *, create: bool) -> None:
                    help=said("a firing while the previous run has not finished: skipped while it still waits to "
                              "start (skip_waiting), skipped while it waits or runs (skip_unfinished), or queued as "
                              "another run (allow)", "default skip_waiting"))
-    p.add_argument("--gpus", help=said("GPUs per run", "default 1"))
-    p.add_argument("--model", help=said("acceptable GPU model(s), comma separated, e.g. A100,H100", "default: any"))
-    p.add_argument("--mem-per-gpu", dest="mem_per_gpu", help=said('minimum memory per GPU, e.g. "40GiB"', "default: any"))
-    p.add_argument("--priority", metavar="{high,normal,low}",  # the server's words, as submit (new user 14, N2)
-                   help=said("priority class of each run", "default normal; high needs an admin's grant"))
-    p.add_argument("--time-limit", dest="time_limit", help=said('e.g. "1h"; 0 for no limit', "default: the queue's"))
-    p.add_argument("--profile", help=said("an admin-defined request template", "default: none"))
-    # --team as submit and %schedule define take it; --queue, the old spelling, still works (new user 19, N15)
-    p.add_argument("--team", "--queue", dest="team", action=OneSetting,
-                   help=said("team charged for the runs (--queue is another name)", "default: your first team"))
+    # what each run asks for: submit's own options, one definition of them (newuser42 n4: --memory, --cpu, --env,
+    # --workdir, --nvlink were submit's alone, so a nightly job needing them could not be defined from the CLI)
+    from .run_options import add_run_options
+
+    add_run_options(p, said, edit=not create,
+                    workdir_default="default: the notebook's or script's folder" if create else
+                    "left out: unchanged; a new file given with --file moves a folder that was its old file's")
     # each run asks as `submit --no-preempt` does (session 38: a definition could not carry it); edit --preempt undoes it
     no_preempt = ("free GPUs only: its runs never preempt or reclaim another's running job (another team's borrowed "
                   "GPUs included); each waits for a free GPU instead")
@@ -156,25 +155,35 @@ def add_parser(sub: Any) -> None:
                           "the script's --NAME); repeatable")
     edit = actions.add_parser("edit", help="change some fields")
     edit.add_argument("definition", metavar="DEF", help=DEF_HELP)
+    # the file it runs, checked as create checks it (newuser42 n4: changing it meant delete and create again)
+    edit.add_argument("--file", dest="target", metavar="NOTEBOOK_OR_SCRIPT", default=None,
+                      help="another notebook (.ipynb) or script for its runs: a path from this folder (left out: "
+                           "unchanged)")
     _definition_options(edit, create=False)
     # as create's (newuser37 N4: a typo in a script's arguments meant delete and create again); "" clears them
     edit.add_argument("--args", dest="script_args", default=None,
                       help='a script\'s new arguments, e.g. "--epochs 3" ("" for none)')
 
 
-def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: bool) -> dict[str, Any]:
+def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: bool,
+          before: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The request of a create, or an edit's change (``before``: the definition as stored, whose
+    variables ``--env``/``--unset-env`` change by name and whose file's folder a new ``--file`` moves)."""
+    from ..errors import ValidationError
+    from .run_options import run_fields, workdir_path
+
     body: dict[str, Any] = {}
     for key, field in (("cron", "schedule"), ("tz", "timezone"), ("name", "name"), ("missed", "missed"),
-                       ("overlap", "overlap"), ("gpus", "gpus"), ("model", "model"), ("mem_per_gpu", "mem_per_gpu"),
-                       ("priority", "priority"), ("time_limit", "time_limit"), ("profile", "profile"),
-                       ("team", "team")):
+                       ("overlap", "overlap")):
         value = getattr(args, key, None)
         if value is not None:
             body[field] = value
-    if "gpus" in body:
-        from .commands import number_or_text
-
-        body["gpus"] = number_or_text(body["gpus"])  # every digit as typed; words go as text, refused by name
+    job = (before or {}).get("job")
+    try:  # what each run asks for, read as submit reads it (newuser42 n4)
+        body.update(run_fields(args, edit=not create,
+                               current_env=job.get("env") if isinstance(job, Mapping) else None))
+    except ValidationError as err:
+        parser.error(f"{err.message} — {err.hint}")
     if args.parameter:
         body["parameters"] = parameters_from(args.parameter, parser)
     if getattr(args, "no_preempt", None) is not None:
@@ -183,10 +192,18 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
         body["schedule"] = None
     if not create and getattr(args, "script_args", None) is not None:
         body["args"] = _script_args(args.script_args, parser)
-    if create:
+    if args.workdir:
+        body["working_dir"] = workdir_path(args.workdir)
+    if getattr(args, "target", None) is not None:
+        _check_file(args.target, parser)
         target = os.path.abspath(args.target)
         body["notebook" if target.endswith(".ipynb") else "script"] = target
-        body["working_dir"] = os.path.dirname(target)
+        folder = os.path.dirname(target)
+        if create:
+            body.setdefault("working_dir", folder)
+        elif "working_dir" not in body and _in_its_files_folder(before or {}):
+            body["working_dir"] = folder  # it started in its file's folder: it still does
+    if create:
         body.setdefault("name", os.path.splitext(os.path.basename(target))[0])
         extra = _script_args(args.script_args, parser)
         if extra:
@@ -194,6 +211,28 @@ def _body(args: argparse.Namespace, parser: argparse.ArgumentParser, *, create: 
         if args.paused:
             body["paused"] = True
     return body
+
+
+def _check_file(typed: str, parser: argparse.ArgumentParser) -> None:
+    """The notebook or script a create or an edit names, as each firing would read it: an empty or missing one,
+    a folder, a file it could not read is a usage error naming the thing by its kind (newuser31 n15)."""
+    if not typed.strip():  # not "NOTEBOOK_OR_SCRIPT : <cwd> is a folder" (new user 16, N4)
+        parser.error("NOTEBOOK_OR_SCRIPT must not be empty — give the notebook or script each firing runs, "
+                     "e.g. reports/daily.ipynb")
+    problem = file_problem(typed, os.getcwd())  # each firing would fail to find or read it
+    if problem:
+        from ..wording.files import path_refusal  # on a refusal only: wording/ costs each call
+
+        what = "notebook" if typed.endswith(".ipynb") else "script"
+        parser.error(" — ".join(path_refusal(what, typed, problem, what, "cli")))
+
+
+def _in_its_files_folder(d: Mapping[str, Any]) -> bool:
+    """Whether a stored definition's runs start in its notebook's or script's own folder (create's default)."""
+    job = d.get("job")
+    path = d.get("notebook") or d.get("script")
+    folder = job.get("working_dir") if isinstance(job, Mapping) else None
+    return isinstance(path, str) and (folder is None or folder == os.path.dirname(path))
 
 
 def _script_args(text: str, parser: argparse.ArgumentParser) -> list[str]:
@@ -356,15 +395,6 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print("no definitions (create one: jupyter-sched definitions create NOTEBOOK --cron ...)", file=out)
         return EXIT_OK
     if action == "create":
-        if not args.target.strip():  # not "NOTEBOOK_OR_SCRIPT : <cwd> is a folder" (new user 16, N4)
-            parser.error("NOTEBOOK_OR_SCRIPT must not be empty — give the notebook or script each firing runs, "
-                         "e.g. reports/daily.ipynb")
-        problem = file_problem(args.target, os.getcwd())  # each firing would fail to find or read it
-        if problem:  # the thing by its kind, not the usage line's NOTEBOOK_OR_SCRIPT (newuser31 n15)
-            from ..wording.files import path_refusal  # on a refusal only: wording/ costs each call
-
-            what = "notebook" if args.target.endswith(".ipynb") else "script"
-            parser.error(" — ".join(path_refusal(what, args.target, problem, what, "cli")))
         body = _body(args, parser, create=True)
         zone = None
         if args.tz is None and body.get("schedule"):  # read in the caller's zone, as cron is (newuser27 N7)
@@ -386,12 +416,17 @@ def definitions(client: Any, args: argparse.Namespace, io: Streams) -> int:
     if action == "edit":
         change = _body(args, parser, create=False)
         if not change and not args.unset_parameter:
-            parser.error("nothing to change: give --cron, --no-schedule, --tz, --name, -p NAME=VALUE, --unset-parameter "
-                         "NAME, --args, --gpus, --model, --mem-per-gpu, --priority, --time-limit, --profile, --team, "
-                         "--no-preempt, --preempt, --missed or --overlap")
+            parser.error("nothing to change: give --file, --cron, --no-schedule, --tz, --name, -p NAME=VALUE, "
+                         "--unset-parameter NAME, --args, --gpus, --model, --mem-per-gpu, --cpu, --memory, --priority, "
+                         "--time-limit, --profile, --team, --nvlink, --no-nvlink, --env NAME=VALUE, --unset-env NAME, "
+                         "--workdir, --no-preempt, --preempt, --missed or --overlap")
         edits_parameters = bool(args.parameter or args.unset_parameter)
-        # to say what changed (N9), and the parameters it keeps: PATCH's parameters are the whole set (newuser38 N1)
-        before = client.call(routes.definition(target, runs=1)) if edits_parameters or not args.json else {}
+        # to say what changed (N9), and the parameters it keeps: PATCH's parameters are the whole set (newuser38 N1);
+        # its variables, which --env / --unset-env change by name, and its file's folder, which --file moves (n4)
+        reads = edits_parameters or bool(args.env or args.unset_env) or args.target is not None
+        before = client.call(routes.definition(target, runs=1)) if reads or not args.json else {}
+        if reads:
+            change = _body(args, parser, create=False, before=before)
         if edits_parameters:
             from ..definitions.parameters import edited_parameters
             from ..errors import ValidationError

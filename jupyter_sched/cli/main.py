@@ -469,27 +469,15 @@ def _add_submit(sub: Any) -> None:
         usage=f"{PROG} submit [options] (-- COMMAND [ARGS ...] | --script FILE [ARGS ...] | --notebook FILE)",
         description="Submit a job. Say what to run with a command after -- (e.g. -- python train.py --epochs 3), "
                     "--script or --notebook.")
-    submit.add_argument("--gpus", help="GPUs: whole number, or a fraction below 1 (default 1)")
-    submit.add_argument("--model", help="acceptable GPU model(s), comma separated, e.g. A100,H100")
-    submit.add_argument("--mem-per-gpu", dest="mem_per_gpu", help='minimum memory per GPU, e.g. "40GiB"')
-    submit.add_argument("--cpu", help="CPU cores per worker, e.g. 8 or 0.5 (default: not reserved)")
-    submit.add_argument("--memory", help='host memory per worker, e.g. "64GiB" (default: not reserved)')
-    # no argparse choices: the server's rule says a wrong class in the words REST and the magics say
-    # (model.validation.parse_priority), not as the whole usage line (new user 14, N2)
-    submit.add_argument("--priority", metavar="{high,normal,low}",
-                        help="priority class (default normal; high needs an admin's grant)")
-    submit.add_argument("--team", "--queue", dest="team", action=OneSetting, help="team charged (--queue is another name)")
+    from .run_options import add_run_options  # one definition with definitions create/edit (newuser42 n4)
+
+    add_run_options(submit, lambda text, default: f"{text} ({default})",
+                    workdir_default="default: the current directory; for --notebook, the notebook's folder, as "
+                                    "Jupyter starts its kernel")
     submit.add_argument("--name", help="job name")
-    submit.add_argument("--time-limit", dest="time_limit", help='wall-clock limit, e.g. "2h" or seconds; 0 for no limit at all (left out: the queue\'s default, else none)')
-    submit.add_argument("--profile", help="admin-defined template, e.g. bert-finetune")
-    submit.add_argument("--nvlink", action="store_true", help="require NVLink-connected GPUs")
     submit.add_argument("--no-preempt", dest="no_preempt", action="store_true",
                         help="free GPUs only: never preempt or reclaim another's running job (another team's borrowed "
                         "GPUs included); it waits for a free GPU instead")
-    submit.add_argument("--env", action="append", default=[], metavar="NAME[=VALUE]",
-                        help="an environment variable for the job; NAME alone passes this shell's value (as docker run -e)")
-    submit.add_argument("--workdir", default=None, help="working directory (default: the current directory; for "
-                        "--notebook, the notebook's folder, as Jupyter starts its kernel)")
     submit.add_argument("-q", "--quiet", action="store_true",
                         help="leave out the notes on stderr (which program the command runs, what the server noted "
                              "about the request): for scripts that submit many jobs")

@@ -165,3 +165,57 @@ def test_verify21_v9_definitions_create_and_edit_priority_low_print_the_jobs_not
     code, _, err = server.cli("definitions", "edit", "normrun", "--priority", "low")
     assert code == EXIT_OK, err
     assert "jupyter-sched definitions edit: note: priority low:" in err, err
+
+
+def test_newuser42_n4_definitions_take_submits_run_options_from_one_definition() -> None:
+    """newuser42 n4: ``definitions create``/``edit`` lacked --memory, --cpu, --env, --workdir, --nvlink. Every option
+    of what a run asks for is submit's, declared once (cli/run_options.RUN_OPTIONS): each parser holds them all."""
+    from jupyter_sched.cli.main import build_parser
+    from jupyter_sched.cli.run_options import RUN_OPTIONS
+
+    def options(*path: str) -> set[str]:
+        parser = build_parser(path[0])
+        for name in path:
+            sub = next(a for a in parser._actions if isinstance(a, __import__("argparse")._SubParsersAction))
+            parser = sub.choices[name]
+        return set(parser._option_string_actions)
+
+    shared = {f for flags, *_ in RUN_OPTIONS for f in flags} | {"--team", "--nvlink", "--env", "--workdir"}
+    assert {"--memory", "--cpu", "--env", "--workdir", "--nvlink"} <= shared
+    for path in (("submit",), ("definitions", "create"), ("definitions", "edit")):
+        assert shared <= options(*path), (path, shared - options(*path))
+    assert {"--file", "--unset-env", "--no-nvlink"} <= options("definitions", "edit")
+
+
+def test_newuser42_n4_create_and_edit_with_memory_env_workdir_and_another_file(
+        server: EmbeddedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """newuser42 n4: a definition says what a submit says (--cpu, --memory, --env, --workdir, --nvlink), and
+    ``edit --file`` changes the file its runs run, checked as create checks it (a missing one refused)."""
+    first, data = tmp_path / "first.py", tmp_path / "data"
+    first.write_text("import os\nprint('seed', os.environ.get('SEED'), os.getcwd())\n")
+    data.mkdir()
+    code, out, err = server.cli("definitions", "create", str(first), "--name", "n42n4", "--gpus", "0", "--cpu", "1",
+                                "--memory", "64MiB", "--env", "SEED=7", "--env", "KEEP=1", "--workdir", str(data))
+    assert code == EXIT_OK, err
+    definition_id = out.split()[1]
+    job = json.loads(server.cli("--json", "definitions", "show", definition_id)[1])["job"]
+    assert job["env"] == {"SEED": "7", "KEEP": "1"} and job["working_dir"] == str(data), job
+    assert job["cpu"] == 1 and job["memory"] == "64MiB", job
+    # edit: a variable changed by name, one removed, the others kept; NVLink asked and undone
+    code, _, err = server.cli("definitions", "edit", definition_id, "--env", "SEED=8", "--unset-env", "KEEP")
+    assert code == EXIT_OK, err
+    job = json.loads(server.cli("--json", "definitions", "show", definition_id)[1])["job"]
+    assert job["env"] == {"SEED": "8"}, job
+    # another file: a missing one is refused before anything is sent, by its kind
+    capsys.readouterr()
+    code, _, err = server.cli("definitions", "edit", definition_id, "--file", str(tmp_path / "nosuch.py"))
+    err += capsys.readouterr().err  # a usage error, as argparse writes it
+    assert code == EXIT_USAGE and "script '" in err and "nosuch.py' does not exist" in err, err
+    second = tmp_path / "second.py"
+    second.write_text("print('second')\n")
+    code, out, err = server.cli("definitions", "edit", definition_id, "--file", str(second))
+    assert code == EXIT_OK, err
+    shown = json.loads(server.cli("--json", "definitions", "show", definition_id)[1])
+    assert shown["script"] == str(second) and shown["notebook"] is None, shown
+    assert shown["job"]["working_dir"] == str(data), shown  # a --workdir given is kept; only the file changed
+    assert server.cli("definitions", "delete", definition_id, "--yes")[0] == EXIT_OK

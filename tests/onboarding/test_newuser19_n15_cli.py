@@ -48,6 +48,7 @@ def _help(*argv: str) -> str:
 def test_newuser19_n15_edit_help_says_left_out_is_unchanged_never_a_default() -> None:
     edit = _help("definitions", "edit")
     assert "(default" not in edit and "default)" not in edit, edit
-    assert "GPUs per run (left out: unchanged)" in edit and "--team TEAM, --queue TEAM" in edit, edit
+    # submit's own words for what a run asks for (one definition: cli/run_options, newuser42 n4)
+    assert "fraction below 1 (left out: unchanged)" in edit and "--team TEAM, --queue TEAM" in edit, edit
     create = _help("definitions", "create")
-    assert "GPUs per run (default 1)" in create and "--team TEAM, --queue TEAM" in create, create
+    assert "fraction below 1 (default 1)" in create and "--team TEAM, --queue TEAM" in create, create
