@@ -240,16 +240,22 @@ def edge_spaces(value: str, field: str) -> None:
 
 
 def id_name(name: str, field: str = "name") -> None:
-    """Refuse a name every client would read as an id (:func:`~jupyter_sched.model.names.id_shaped`, red41 R2):
-    a job named ``j-…`` stood in the queue as another user's job id, and ``cancel`` by that name cancelled the
-    other job. Jobs, leases and definitions (their runs' names are theirs); names stored before are shown as
-    they are. ``details.reads_as`` says which id.
+    """Refuse a name every client would read as an id (:func:`read_as_id`, red41 R2, red42 R1) or every command line
+    as an option (``--all --yes``, ``-a``: red42 R3): a job named ``j-…`` stood in the queue as another user's job
+    id, and ``cancel`` by that name cancelled the other job; ``cancel --all --yes`` pasted from the NAME column
+    cancels every job the admin may cancel. Jobs, leases and definitions (their runs' names are theirs); names
+    stored before are shown as they are. ``details.reads_as`` says which id (or ``option``).
 
     Raises:
         ValidationError: naming ``field``, why and the fix.
     """
     from ..model.names import ID_PREFIXES
 
+    if name.startswith("-"):  # red42 R3: `cancel --all --yes` pasted from the NAME column cancels everyone's work
+        raise ValidationError(f"{field} {name[:60]!r} starts with '-': every jupyter-sched command reads it as one of "
+                              "its options (a name '--all --yes' after `cancel` cancels all the work you may cancel)",
+                              field=field, hint=f"give a name that starts with a letter or digit, e.g. "
+                                                f"run{name[:20].rstrip()}", details={"reads_as": "option"})
     read = read_as_id(name)
     if read is not None:
         prefix, kind, seen = read

@@ -47,5 +47,6 @@ def id_shaped(name: str) -> tuple[str, str] | None:
 
 def file_name(stem: str) -> str:
     """The name a job gets from its file when none is given (``%schedule run train.py`` → ``train``): the file's
-    stem, or ``run <stem>`` where the stem reads as an id (``l-bfgs.py``: :func:`id_shaped` names are refused)."""
-    return f"run {stem}" if id_shaped(stem) is not None else stem
+    stem, or ``run <stem>`` where the stem reads as an id (``l-bfgs.py``: :func:`id_shaped` names are refused) or as an
+    option (``-x.py``: names starting with - are refused, red42 R3)."""
+    return f"run {stem}" if id_shaped(stem) is not None or stem.startswith("-") else stem

@@ -1,4 +1,4 @@
-"""Red team 42, R1: red41 R2 refused names that read as an id (``j-…``, ``l-…``, ``d-…``), but not when the first
+"""Red team 42, R1 and R3: red41 R2 refused names that read as an id (``j-…``, ``l-…``, ``d-…``), but not when the first
 letter is another alphabet's letter drawn as j, l or d: a job named ``\u0458-<r42a's id tail>`` (Cyrillic je U+0458) or
 ``\u03f3-…`` (Greek yot U+03F3) was accepted and stood in the queue as r42a's job id, glyph for glyph — the very R2
 attack (an admin typing what the NAME column shows cancels r42a's job) — and no hostile audit row was written; so did
@@ -63,3 +63,40 @@ def test_red42_r1_a_lookalike_of_another_users_live_job_id_is_refused_and_audite
     hostile = [e for e in audit if e.get("error_details", {}).get("hostile")]
     assert [e["job_id"] for e in hostile] == [VICTIM] * 2, audit
     assert all("r42a's unfinished job (hostile input)" in str(e["message"]) for e in hostile), hostile
+
+
+OPTION_LIKE = ("--all --yes", "--all", "--mine", "-a", "--user=r42a", "-", "-1")
+
+
+@pytest.mark.parametrize("name", OPTION_LIKE)
+def test_red42_r3_a_name_that_reads_as_an_option_is_refused(name: str) -> None:
+    """red42 R3: names starting with '-' were accepted; an admin pasting ``--all --yes`` after ``jupyter-sched cancel``
+    cancelled every user's work, and the owner could not name the job to the CLI either."""
+    with pytest.raises(ValidationError) as refused:
+        id_name(name)
+    err = refused.value
+    assert err.field == "name" and "starts with '-': every jupyter-sched command reads it as one of its options" in \
+        err.message, err.message
+    assert err.hint is not None and err.hint.startswith("give a name that starts with a letter or digit, e.g. run-")
+    assert err.details["reads_as"] == "option"
+
+
+@pytest.mark.parametrize("name", ("a-b", "x--y", "run --all", "\u2014all", "train-1"))
+def test_red42_r3_a_hyphen_after_the_first_character_or_a_long_dash_passes(name: str) -> None:
+    id_name(name)
+
+
+def test_red42_r3_submit_refuses_an_option_like_name_and_audits_it(services: Services) -> None:
+    r42c = services.caller("r42c", admin=False)
+    with pytest.raises(ValidationError, match="starts with '-'") as refused:
+        services.jobs.submit(r42c, parse(SubmitJobRequest, {"gpus": 0, "command": ["true"], "name": "--all --yes"}))
+    assert refused.value.field == "name"
+    assert not services.store.live_jobs()
+    assert [e.details.get("field") for e in services.store.list_events(user="r42c", action="refused")] == ["name"]
+
+
+def test_red42_r3_a_file_whose_stem_starts_with_a_hyphen_gets_a_name_that_does_not() -> None:
+    from jupyter_sched.model.names import file_name
+
+    assert file_name("-x") == "run -x" and file_name("x-1") == "x-1"
+    id_name(file_name("--all"))
