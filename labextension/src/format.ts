@@ -1383,9 +1383,45 @@ export function leaseEndWords(
   return `${head}${who}${why}`;
 }
 
+/** Signal names 1-31 as Linux numbers them (Python's `signal.Signals(n).name`). */
+const SIGNAL_NAMES = [
+  '', 'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGILL', 'SIGTRAP', 'SIGABRT', 'SIGBUS', 'SIGFPE', 'SIGKILL', 'SIGUSR1',
+  'SIGSEGV', 'SIGUSR2', 'SIGPIPE', 'SIGALRM', 'SIGTERM', 'SIGSTKFLT', 'SIGCHLD', 'SIGCONT', 'SIGSTOP', 'SIGTSTP',
+  'SIGTTIN', 'SIGTTOU', 'SIGURG', 'SIGXCPU', 'SIGXFSZ', 'SIGVTALRM', 'SIGPROF', 'SIGWINCH', 'SIGIO', 'SIGPWR', 'SIGSYS'
+];
+
+/** What most often sends a signal (jupyter_sched/wording/exit_codes.py SIGNAL_CAUSES, the same words). */
+const SIGNAL_CAUSES: Record<string, string> = {
+  SIGKILL: 'out of memory (the OOM killer) or kill -9',
+  SIGTERM: 'asked to stop (kill, a time limit, a cancel)',
+  SIGSEGV: 'a crash: it read or wrote memory it does not own',
+  SIGABRT: "it aborted (a failed assertion or a library's abort())",
+  SIGBUS: 'a bad memory access (often a truncated memory-mapped file)',
+  SIGFPE: 'an arithmetic error (an integer divided by zero)',
+  SIGINT: 'interrupted (Ctrl-C)',
+  SIGHUP: 'its terminal or session went away',
+  SIGPIPE: 'it wrote to a pipe nobody read any more',
+  SIGILL: 'an illegal instruction (a binary built for another CPU)'
+};
+
+/**
+ * An exit code in words, as the CLI and the magics say it (jupyter_sched/wording/exit_codes.py
+ * `exit_code_words`; both read labextension/test/exit_codes.json in their tests): a shell's 129-159 is
+ * 128 + the signal that killed a process it started — `exit code 137 (128+9: a process it started was killed by
+ * SIGKILL — out of memory (the OOM killer) or kill -9)` (newuser42 n1: the panel said "exited with code 137").
+ */
+export function exitCodeWords(code: number): string {
+  if (!Number.isInteger(code) || code < 129 || code > 159) {
+    return `exit code ${code}`;
+  }
+  const name = SIGNAL_NAMES[code - 128];
+  const cause = SIGNAL_CAUSES[name];
+  return `exit code ${code} (128+${code - 128}: a process it started was killed by ${name}${cause ? ` — ${cause}` : ''})`;
+}
+
 /**
  * How a finished job ended: its message (which names the exit code; a lease's says who released it as
- * `reader` reads it, {@link leaseEndWords}), else the exit code.
+ * `reader` reads it, {@link leaseEndWords}), else the exit code — a signal's code in words ({@link exitCodeWords}).
  */
 export function outcome(
   job: Pick<Job, 'exit_code' | 'message'> & Partial<Pick<Job, 'kind' | 'user' | 'finished_at'>> & { mine?: boolean | null },
@@ -1393,11 +1429,20 @@ export function outcome(
   reader: string | null = null,
   now: Date = new Date()
 ): string {
+  const code = job.exit_code;
+  const signalled = typeof code === 'number' && exitCodeWords(code) !== `exit code ${code}`;
   if (job.message) {
     // the server's clocks in it (`asked to shut down at 11:02:05 UTC`, written as it ended) in the browser's zone (newuser38 n30)
-    return clocksAsOf(leaseEndWords(job, reader), now, parseTime(job.finished_at));
+    const said = clocksAsOf(leaseEndWords(job, reader), now, parseTime(job.finished_at));
+    const head = `exited with code ${code}`;
+    return signalled && said.startsWith(head) && !/\d/.test(said.charAt(head.length))
+      ? exitCodeWords(code as number) + said.slice(head.length)
+      : said;
   }
-  return typeof job.exit_code === 'number' ? trans.__('exit code %1', job.exit_code) : '';
+  if (signalled) {
+    return exitCodeWords(code as number);
+  }
+  return typeof code === 'number' ? trans.__('exit code %1', code) : '';
 }
 
 /** Sparkline SVG path (`M x y L ...`) of `values` (0..100) in a `width`×`height` box. */

@@ -58,3 +58,14 @@ def test_newuser42_n1_the_magics_table_keeps_the_message_after_the_code() -> Non
     assert _ended_row(_ended(137, message))["detail"] == f"{SIGKILL_137}; last lines: loading | epoch 3"
     assert _ended_row(_ended(137, "cancelled by ana"))["detail"] == f"{SIGKILL_137}; cancelled by ana"
     assert "killed by SIGKILL" in job_line(_ended(-9, "killed by SIGKILL"), NOW)  # a signal that ended it: as before
+
+
+def test_newuser42_n1_the_panel_reads_the_same_words() -> None:
+    """The panel's ``exitCodeWords`` (labextension/src/format.ts) is checked against this table by its vitest
+    (labextension/test/s42_newuser42_n1_exit_codes.test.ts); the table must be what the CLI and magics say."""
+    import json
+    from pathlib import Path
+
+    table = json.loads((Path(__file__).parents[2] / "labextension" / "test" / "exit_codes.json").read_text("utf-8"))
+    assert set(map(int, table)) >= set(range(129, 160)) and table["137"] == SIGKILL_137
+    assert table == {code: exit_code_words(int(code)) for code in table}
