@@ -364,7 +364,9 @@ def _fits(ctx: CycleContext, job: Job, req: ResourceRequest, flavor: Flavor) -> 
     time they name are the ones admission — and the ETA replay, which counts the lines so — start (s42-eta)."""
     spec, model, quota = job.spec, flavor.model, ctx.quota
     share = quota.held is not None and req.gpu_milli < GPU_MILLI
-    if not share and not quota.check(spec.team, spec.user, model, req.total_milli).ok:
+    # before placing: a share adds at least nothing to its team lines (packed beside its team's shares), so one the
+    # lines refuse even so fits nowhere, and the walk's step needs no placement (hot: a walk reads every holder)
+    if not quota.check(spec.team, spec.user, model, req.total_milli, 0 if share else None).ok:
         return None
     placement = ctx.placer.place(job.id, req, flavor)
     if placement is None or (share and not placed_check(ctx, job, model, placement).ok):
