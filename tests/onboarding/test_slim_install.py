@@ -25,6 +25,7 @@ import pytest
 
 from jupyter_sched.extension.host_schedulers import ENV_REGISTRY
 from jupyter_sched.extras import install_extra
+from tests.cli_server import TLS
 from tests.onboarding.slim import HEAVY, refused_imports, slim_env
 from tests.reliability.harness import free_port
 
@@ -73,7 +74,7 @@ def _wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout_s: fl
         if proc.poll() is not None:
             raise AssertionError(f"server exited ({proc.returncode}):\n{log.read_text()[-4000:]}")
         try:
-            return httpx.get(url, timeout=5)
+            return httpx.get(url, timeout=5, verify=TLS)  # a bare get builds a TLS context per poll (~27 ms CPU)
         except httpx.TransportError:
             time.sleep(0.2)
     raise AssertionError(f"no answer from {url} in {timeout_s:g} s:\n{log.read_text()[-4000:]}")
