@@ -162,10 +162,16 @@ def issue_plan(ctx: CycleContext, job: Job, flavor: Flavor, plan: PreemptionPlan
 def _spared_clause(ctx: CycleContext, plan: PreemptionPlan) -> str:
     """The audit's words for the young candidates the plan left running (hubadmin22 H9: why an older
     job went, not the younger work that borrowed too), e.g. ``; kept l-1 (run less than the minimum
-    runtime, 5m)``; "" when none."""
+    runtime, 5m)``; "" when none. Where the victims were young too, that is no reason: the rule spares young
+    work only where another choice frees the GPUs, and the others were kept because fewer were needed
+    (newuser42 N3: "kept a1, a2 (run less than the minimum runtime)" beside victims exactly as old)."""
     if not plan.spared:
         return ""
-    return f"; kept {', '.join(plan.spared)} (run less than the minimum runtime, {format_duration(ctx.profile.min_runtime_s)})"
+    least = format_duration(ctx.profile.min_runtime_s)
+    if any(v.protected for v in plan.victims if not v.fresh):
+        return (f"; kept {', '.join(plan.spared)}: fewer were needed (every candidate had run less than the minimum "
+                f"runtime, {least}, which spares young work only where another choice frees the GPUs)")
+    return f"; kept {', '.join(plan.spared)} (run less than the minimum runtime, {least})"
 
 
 def _withdraw(ctx: CycleContext, c: Candidate, job: Job) -> None:
