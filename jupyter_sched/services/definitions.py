@@ -430,7 +430,7 @@ class DefinitionsService:
         out = []
         for d in page:
             last = latest.get(d.id)
-            last_run = self._run(caller, last, d.timezone, records.get(last.job_id)) if last else None
+            last_run = self._run(caller, last, d, records.get(last.job_id)) if last else None
             out.append(Definition.model_validate({**_definition_dict(d, now), "last_run": last_run,
                                                   **_model_note(d, known)}))
         next_cursor = encode_cursor(to_iso(_created(page[-1])) or "", page[-1].id) if more else None
@@ -471,12 +471,15 @@ class DefinitionsService:
 
         with self.ctx.store.transaction(write=False) as tx:
             found = list_runs(tx, [d.id], limit=limit)
-        return [self._run(caller, run, d.timezone) for run in found]
+        return [self._run(caller, run, d) for run in found]
 
-    def _run(self, caller: Caller, run: DefinitionRun, zone: str, record: JobRecord | None = None) -> DefinitionRunView:
+    def _run(self, caller: Caller, run: DefinitionRun, d: JobDefinition, record: JobRecord | None = None,
+             ) -> DefinitionRunView:
         """One run on the wire as ``caller`` reads it (a waiting run's reason says other users' private
-        state to those who may see it: red team 22, R2); ``zone``: its definition's time zone
-        (``scheduled_zone`` is named in it); ``record``: its job row when already read (else read here)."""
+        state to those who may see it: red team 22, R2); ``d``: its definition (``scheduled_zone`` is named
+        in its time zone); ``record``: its job row when already read (else read here). A script run that
+        failed on an option its parameters gave says which and how to fix the definition (newuser42 n4)."""
+        zone = d.timezone
         try:
             stored = record if record is not None else self.ctx.store.get_job(run.job_id)
             job: JobView | None = JobView.model_validate(
@@ -484,6 +487,11 @@ class DefinitionsService:
                 context={"viewer": caller.user, "admin": caller.admin})
         except NotFoundError:
             job = None
+        if job is not None and d.script and job.state == "failed" and job.message and run.parameters:
+            from ..definitions.script_options import unknown_option_hint
+
+            if hint := unknown_option_hint(job.message, run.parameters, d.name):
+                job = job.model_copy(update={"message": f"{job.message} — {hint}"})
         return DefinitionRunView(definition_id=run.definition_id, job_id=run.job_id, trigger=run.trigger.value,
                                  trigger_text=trigger_text({"trigger": run.trigger.value, "catch_up": run.catch_up}),
                                  scheduled_for=to_iso(run.scheduled_for) or "",
@@ -571,14 +579,16 @@ class DefinitionsService:
                                  f"{stored.timezone})", details={"definition_id": stored.id})
         return self._noted(self._changed(stored), spec, notes)
 
-    def _refuse_unusable(self, caller: Caller, d: JobDefinition, spec: JobSpec) -> builtins.list[str]:
+    def _refuse_unusable(self, caller: Caller, d: JobDefinition, spec: JobSpec, *,
+                         saved: bool = True) -> builtins.list[str]:
         """A definition whose runs could only fail, or which its owner could not name, is refused
         when saved (new user 5 #6: a mistyped notebook was 201 and found out at the first firing;
         a second "d1" made ``d1`` ambiguous for the CLI):
 
         Returns:
             The notes on its notebook as read (:meth:`JobsService.refuse_missing_paths`: a parameter its
-            parameters cell does not set, newuser39 n3), for the answer's ``warnings``.
+            parameters cell does not set, newuser39 n3; a parameter its script declares no option for, and with
+            ``saved`` that its script's options cannot be read: newuser42 n4), for the answer's ``warnings``.
 
         Raises:
             ValidationError: its notebook, script or working_dir does not exist where its runs
@@ -588,7 +598,7 @@ class DefinitionsService:
         """
         from ..store.definitions import list_definitions
 
-        notes = self._runs.jobs.refuse_missing_paths(spec, carried=False)  # no notebook_json here (new user 12, N8)
+        notes = self._runs.jobs.refuse_missing_paths(spec, carried=False, saved=saved)  # no notebook_json (N8)
         # cpu or memory above this host, where its runs would run: refused when saved, as a submit is, not at each
         # firing (session 40: {"cpu": 99} / {"memory": "64TiB"} were 201, and every run refused)
         self._runs.jobs.refuse_memory_over_host(spec, d.job, self.ctx.inventory())
@@ -647,7 +657,8 @@ class DefinitionsService:
                 new = replace(new, team=spec.team)
                 # what is kept unchanged was checked before; new parameters are read against the notebook (newuser39 n3)
                 if {"name", "notebook", "script", "job", "parameters"} & set(fields):
-                    notes = self._refuse_unusable(caller, new, spec)
+                    # "its options cannot be read" said once: when its script or parameters change (newuser42 n4)
+                    notes = self._refuse_unusable(caller, new, spec, saved=bool({"script", "parameters"} & set(fields)))
             # the fields whose value changed: a new schedule alone was audited "schedule, timezone" because
             # the schedule is checked in its (unchanged) time zone (new user 6, F7 remainder)
             changed = [k for k in sorted(fields) if getattr(new, k, None) != getattr(current, k, None)]
@@ -761,7 +772,7 @@ class DefinitionsService:
             tx.add_event(actor=caller.user, action="definition_run_now", job_id=job.id, user=d.user,
                          message=f"definition {d.name!r} run now", details={"definition_id": d.id})
         self._runs.submitted([job])
-        return self._run(caller, run, d.timezone)
+        return self._run(caller, run, d)
 
     def _noted(self, answer: Definition, spec: JobSpec | None, notes: Sequence[str] = ()) -> Definition:
         """``answer`` with the notes each run of ``spec`` is given at submit — a preemptible class's

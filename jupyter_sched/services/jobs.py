@@ -915,13 +915,14 @@ class JobsService:
             if (refused := unrunnable(field, path)) is not None:
                 raise ValidationError(refused[0], field=field, hint=refused[1])
 
-    def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True) -> builtins.list[str]:
+    def refuse_missing_paths(self, spec: JobSpec, *, carried: bool = True, saved: bool = False) -> builtins.list[str]:
         """A script, notebook, working_dir or command program that does not exist where the job would
         start is refused now, not found out when it starts (issue 20) — where the local executor runs
         the job: as this service's account, or on a hub as the owner (:meth:`LocalExecutor.missing_path`).
         ``carried``: the route takes the file's text instead (``source``, ``notebook_json``: POST
         jobs), so the hint offers it; a definition keeps only the path (new user 12, N8: its hint
         said "send its text as notebook_json", which definitions refuse as an unknown field).
+        ``saved``: a definition's save, told when its script's options cannot be read (newuser42 n4).
 
         Returns:
             The notes for the answer's ``warnings`` on the notebook read: a parameter its parameters cell
@@ -960,6 +961,11 @@ class JobsService:
                     if problem is not None:
                         message, hint = content_refusal(field, path, problem)
                         raise ValidationError(message, field=field, hint=hint)
+                    if field == "script" and spec.parameters and len(head) <= CHECKED_BYTES:
+                        # a parameter the script declares no option for: each run fails (newuser42 n4)
+                        from ..definitions.script_options import script_note
+
+                        notes.append(script_note(head, spec.parameters, posixpath.basename(path), saved=saved))
                     if field == "notebook" and len(head) <= CHECKED_BYTES:
                         self._refuse_missing_kernel(spec, head, field, path)
                         notes.append(parameters_text_note(head, spec.parameters, path))

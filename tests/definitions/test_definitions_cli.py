@@ -219,3 +219,35 @@ def test_newuser42_n4_create_and_edit_with_memory_env_workdir_and_another_file(
     assert shown["script"] == str(second) and shown["notebook"] is None, shown
     assert shown["job"]["working_dir"] == str(data), shown  # a --workdir given is kept; only the file changed
     assert server.cli("definitions", "delete", definition_id, "--yes")[0] == EXIT_OK
+
+
+def test_newuser42_n4_script_parameters_checked_at_create_and_named_when_a_run_fails(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """newuser42 n4: ``-p fial=yes`` on a script definition was accepted silently and each firing failed
+    ``unrecognized arguments: --fial yes``. Now the save says it as the notebook case does ("did you mean"); a
+    script whose options cannot be read from its text is said once; a run failing on one names the parameter and
+    the edit that fixes the definition."""
+    script = tmp_path / "n42opts.py"
+    script.write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('--fail', default='no')\n"
+                      "print(p.parse_args())\n")
+    code, out, err = server.cli("definitions", "create", str(script), "--gpus", "0", "-p", "fial=yes")
+    assert code == EXIT_OK, err
+    assert "note: parameter 'fial' is not an option of n42opts.py (--fail) — did you mean 'fail'?" in err, err
+    definition_id = out.split()[1]
+    code, out, _ = server.cli("definitions", "run", definition_id)
+    assert code == EXIT_OK, out
+
+    def failed() -> bool:
+        run = json.loads(server.cli("--json", "definitions", "runs", definition_id)[1])["runs"][0]
+        return bool(run["job"]["state"] == "failed")
+
+    wait_until(failed, "the run fails on --fial", timeout_s=60)
+    runs = server.cli("definitions", "runs", definition_id)[1]
+    assert ("parameter 'fial' of n42opts is not among the script's options: remove it (jupyter-sched definitions "
+            "edit n42opts --unset-parameter fial)") in runs, runs
+    unread = tmp_path / "n42argv.py"
+    unread.write_text("import sys\nprint(sys.argv)\n")
+    code, _, err = server.cli("definitions", "create", str(unread), "--gpus", "0", "-p", "days=3")
+    assert code == EXIT_OK and "n42argv.py's options cannot be read without running it" in err, err
+    for name in ("n42opts", "n42argv"):
+        assert server.cli("definitions", "delete", name, "--yes")[0] == EXIT_OK
