@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple, NoReturn, TextIO
@@ -279,6 +280,38 @@ class _Parser(argparse.ArgumentParser):
                 next(words, None)  # its value (`--url URL`): not the COMMAND's place
         return ""
 
+    def _option_of_command(self, message: str) -> str:
+        """For an option of the command typed before it (``jupyter-sched -q submit …``, ``--gpus 2 submit``): ``-q is
+        an option of submit: jupyter-sched submit -q …`` — the command line with the option (and its value) moved
+        after the command (``definitions create``: after both words); "" for any other message. newuser42 n2: the
+        README's "options go before the command" was read as every option, and the refusal said only "not an option
+        of jupyter-sched"."""
+        extras = re.fullmatch(r"unrecognized arguments: (\S+).*", message)
+        if not extras or not extras.group(1).startswith("-"):
+            return ""
+        flag = extras.group(1).split("=", 1)[0]
+        typed = list(_Parser.typed)
+        at = next((i for i, word in enumerate(typed) if word.split("=", 1)[0] == flag), -1)
+        start = next((i for i in range(at + 1, len(typed)) if typed[i] in COMMAND_NAMES), -1)
+        if at < 0 or start < 0:
+            return ""
+        where: argparse.ArgumentParser = self
+        chain: list[str] = []
+        for word in typed[start:]:  # the command and its action words: `definitions create`
+            acts = [a for a in (where._subparsers._group_actions if where._subparsers else ())
+                    if isinstance(a, argparse._SubParsersAction)]
+            if not acts or word not in acts[0].choices:
+                break
+            where, chain = acts[0].choices[word], [*chain, word]
+        action = where._option_string_actions.get(flag)
+        if action is None:
+            return ""
+        given = [typed[at]]
+        if "=" not in typed[at] and action.nargs != 0 and at + 1 < start:
+            given.append(typed[at + 1])  # its value: `--gpus 2 submit`
+        rest = " …" if len(typed) > start + len(chain) else ""
+        return f"{flag} is an option of {' '.join(chain)}: {PROG} {shlex.join(chain + given)}{rest}"
+
     def error(self, message: str) -> NoReturn:
         """One line in the CLI's own style (``prog: field: what — usage [usage_error]``, as a refused
         request reads), exit 2 — not argparse's ``usage:`` + ``prog: error:`` pair. A command people
@@ -294,6 +327,8 @@ class _Parser(argparse.ArgumentParser):
             # `--urll URL status` blamed the URL as the COMMAND, `--verison` said "COMMAND: missing": the
             # mistyped flag is what to name (newuser30 N1)
             message = f"unrecognized arguments: {unknown}"
+        if self.prog == PROG and (belongs := self._option_of_command(message)):
+            message = f"{message} — {belongs}"  # `-q submit …`: the command's option, given first (newuser42 n2)
         tried = re.fullmatch(r"argument COMMAND: invalid choice: '([^']*)' .*", message)
         if tried and tried.group(1) in NOT_COMMANDS:
             message = f"{message} — {NOT_COMMANDS[tried.group(1)]}"

@@ -69,3 +69,37 @@ def test_newuser42_n1_the_panel_reads_the_same_words() -> None:
     table = json.loads((Path(__file__).parents[2] / "labextension" / "test" / "exit_codes.json").read_text("utf-8"))
     assert set(map(int, table)) >= set(range(129, 160)) and table["137"] == SIGKILL_137
     assert table == {code: exit_code_words(int(code)) for code in table}
+
+
+@pytest.mark.parametrize(("argv", "want"), [
+    pytest.param(["-q", "submit", "--gpus", "1", "--", "python", "x.py"],
+                 "-q: not an option of jupyter-sched — -q is an option of submit: jupyter-sched submit -q …",
+                 id="submit's -q given before submit"),
+    pytest.param(["--gpus", "2", "submit", "--", "true"],
+                 "--gpus: not an option of jupyter-sched — --gpus is an option of submit: jupyter-sched submit "
+                 "--gpus 2 …", id="an option's value moves with it"),
+    pytest.param(["--all", "jobs"], "--all: not an option of jupyter-sched — --all is an option of jobs: "
+                 "jupyter-sched jobs --all [usage_error]", id="nothing after the command: no ellipsis"),
+    pytest.param(["--cron", "* * * * *", "definitions", "create", "x.py"],
+                 "--cron is an option of definitions create: jupyter-sched definitions create --cron '* * * * *' …",
+                 id="an action's option goes after both words, its value quoted for the shell"),
+])
+def test_newuser42_n2_a_commands_option_given_first_is_said_to_go_after_it(
+        argv: list[str], want: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from jupyter_sched.cli.main import EXIT_USAGE, main
+
+    assert main(argv) == EXIT_USAGE  # argparse's errors: on sys.stderr
+    said = capsys.readouterr().err
+    assert want in said and said.count("\n") == 1 and "usage: jupyter-sched [-h]" not in said, said
+
+
+@pytest.mark.parametrize("argv", [["--bogus", "submit", "--", "true"], ["-q", "status"], ["-q"]],
+                         ids=["no command has it", "the command typed has no such option", "no command typed"])
+def test_newuser42_n2_an_option_no_command_typed_has_is_not_moved(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from jupyter_sched.cli.main import EXIT_USAGE, main
+
+    assert main(argv) == EXIT_USAGE
+    said = capsys.readouterr().err
+    assert said.startswith("jupyter-sched: ") and "is an option of" not in said and "usage: jupyter-sched [-h]" in said, \
+        said
