@@ -233,6 +233,15 @@ def runs_parts(definition: Mapping[str, Any]) -> dict[str, str]:
     memory = job.get("mem_per_gpu") or (f"{job['min_memory_mib']} MiB" if job.get("min_memory_mib") else None)
     if memory:
         parts["memory per GPU"] = str(memory)
+    # what else a run asks for, as submit's options say it (newuser42 n4: create/edit take them; show said none)
+    for key in ("cpu", "memory"):
+        if job.get(key) is not None and job.get(key) != "":
+            parts[key] = str(job[key])
+    if job.get("nvlink") is True:
+        parts["nvlink"] = "NVLink GPUs"
+    env = job.get("env")
+    if isinstance(env, Mapping) and env:  # the names: a value may be a secret, and the owner knows it
+        parts["env"] = ", ".join(str(name) for name in env)
     for key in ("priority", "profile"):
         if job.get(key):
             parts[key] = str(job[key])
@@ -262,7 +271,8 @@ def runs_text(definition: Mapping[str, Any]) -> str:
     said = ["no time limit" if key == "time limit" and value == "none" else
             f"{key}: {value}" if key == "no preempt" else
             f"{key} {value}" if key in ("runs", "team", "time limit", "in", "priority", "profile", "model",
-                                          "memory per GPU") else value for key, value in parts.items()]
+                                          "memory per GPU", "cpu", "memory", "env") else value
+            for key, value in parts.items()]
     return " · ".join(said)
 
 

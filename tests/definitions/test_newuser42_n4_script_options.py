@@ -60,3 +60,18 @@ def test_newuser42_n4_failed_run_names_the_parameter_and_the_fix() -> None:
                     "(-p NAME=VALUE)"), hint
     assert unknown_option_hint(message, {"days": 3}, "nightly") == ""  # the failure is not its parameters'
     assert unknown_option_hint("exited with code 1; last lines: KeyError", {"fial": 1}, "nightly") == ""
+
+
+def test_newuser42_n4_show_and_edit_say_cpu_memory_nvlink_and_env() -> None:
+    """What create/edit now take is said by ``show`` (runs_text) and by an edit's ``changed:`` line; variables by
+    name only (a value may be a secret)."""
+    from jupyter_sched.wording.definitions import changes_text, runs_text
+
+    before = {"name": "n", "script": "/w/train.py", "job": {"gpus": 0, "cpu": 2, "memory": "64MiB",
+                                                            "env": {"SEED": "7", "TOKEN": "s3cret"}}}
+    text = runs_text(before)
+    assert "cpu 2 · memory 64MiB · env SEED, TOKEN" in text and "s3cret" not in text, text
+    after = {**before, "script": "/w/other.py", "job": {**before["job"], "env": {"SEED": "8"}, "nvlink": True}}
+    changed = changes_text(before, after)
+    assert "runs /w/train.py → /w/other.py" in changed and "env SEED, TOKEN → SEED" in changed, changed
+    assert "nvlink (default) → NVLink GPUs" in changed, changed
