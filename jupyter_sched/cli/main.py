@@ -57,7 +57,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple, NoReturn, TextIO
 
-from ..errors import AuthenticationError, AuthorizationError, SchedError, ValidationError
+from ..errors import AuthenticationError, AuthorizationError, NotFoundError, SchedError, ValidationError
 from ..model.units import shown_in
 from ..userfiles import file_problem, read_head
 from .aliases import OneSetting
@@ -1183,9 +1183,31 @@ def job_of(client: Any, ref: str, command: str, io: Streams) -> str:
     except (ValidationError, AuthorizationError) as err:  # several live of that name: the commands to type
         # (newuser28 n13); only another user's work has it: whose, in this command's words (newuser32 n3)
         raise name_refusal(err, f"{PROG} {command}") from None
+    except NotFoundError as err:  # a definition's own name, no job of it: its runs' command (newuser42 N4)
+        raise definition_named_instead(client, ref) or err from None
     if found.note:
         print(f"{PROG} {command}: note: {found.note}", file=io.err)
     return str(found.id)
+
+
+def definition_named_instead(client: Any, ref: str) -> NotFoundError | None:
+    """The refusal of ``ref`` as a job's name where it is one of the caller's definitions' names and no job's:
+    its runs are the jobs (``nb-def @ 2026-12-07 23:59 UTC``, ``nb-def, run now``), listed with their ids and
+    names by ``definitions runs`` (newuser42 N4: ``status nb-def`` said only "none of your jobs is named
+    'nb-def'"). None where no definition of mine has that name, or they cannot be read."""
+    import shlex
+
+    if not ref or ref.startswith(("j-", "l-", "d-")):
+        return None
+    try:
+        named = [d for d in client.definitions() if d.get("name") == ref]
+    except SchedError:
+        return None
+    if not named:
+        return None
+    return NotFoundError(f"{ref[:80]!r} is a job definition, not a job: its runs are the jobs, named "
+                         f"'{ref[:80]} @ DATE TIME ZONE' (or '{ref[:80]}, run now')", field="job_id",
+                         hint=f"`{PROG} definitions runs {shlex.quote(ref)}` lists its runs with their ids and names")
 
 
 def _own_token_instead(args: argparse.Namespace, url: str, what: str, fix: str) -> str:

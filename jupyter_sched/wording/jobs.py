@@ -316,20 +316,30 @@ def named(ref: Any, name: str) -> str:
     return f"{ref} {name!r}" if "(" in name or ")" in name else f"{ref} ({name})"
 
 
+RUN_NAME_WIDTH = 40
+"""The most characters a definition's run's name takes in a NAME column (:func:`fit_name`): its date, time and
+zone (``2026-12-07 23:59 UTC``, 20-odd) whole, with room for a definition's name before them."""
+
+
 def fit_name(name: str, width: int = 24) -> str:
     """``name`` in at most ``width`` characters for a table's NAME column, keeping the part that
     tells names apart: a path's last part (``lease for …/amy-private.ipynb``, ``…/amy-private.ipynb``,
-    then its end), else the start (``a-long-experiment-na…``). New user 12, N7: every lease of a home
-    read ``lease for /home/nu12amy…``. A definition's run keeps its time (``every-min @ 16:26 UTC``,
-    new user 18, N13: every run read ``every-min @ 2026-12-04 …``)."""
+    then its end), else the start (``a-long-experiment-na…``) — a cut always shown by its ``…``. New
+    user 12, N7: every lease of a home read ``lease for /home/nu12amy…``. A definition's run keeps its
+    whole date and time (``every-min @ 2026-12-04 16:26 UTC``, up to :data:`RUN_NAME_WIDTH`
+    characters, its definition's name cut before the ``@`` where longer): new user 18, N13 (every
+    run read ``every-min @ 2026-12-04 …``), and newuser42 N4 — ``nb-def @ 23:59 UTC``, its date
+    left out, was no name ``status``/``logs`` took and the same every day, so what the column shows
+    can be typed back."""
+    head, at, when = name.partition(" @ ")
+    if at and when and len(name) > width:  # a definition's run, "every-min @ 2026-12-04 16:26 UTC"
+        room = max(width, RUN_NAME_WIDTH) - len(at) - len(when)
+        if len(head) <= room:
+            return name
+        if room >= 4:
+            return head[:room - 1] + "…" + at + when
     if len(name) <= width:
         return name
-    head, at, when = name.partition(" @ ")
-    if at and when:  # a definition's run, "every-min @ 2026-12-04 16:26 UTC": the time tells runs apart (N13)
-        clock = " ".join(when.split()[1:]) or when
-        room = width - len(at) - len(clock)
-        if room >= 4:
-            return (head if len(head) <= room else head[:room - 1] + "…") + at + clock
     slash = name.rfind("/")
     if slash >= 0:
         start = name.find("/")

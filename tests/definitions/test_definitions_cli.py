@@ -251,3 +251,45 @@ def test_newuser42_n4_script_parameters_checked_at_create_and_named_when_a_run_f
     assert code == EXIT_OK and "n42argv.py's options cannot be read without running it" in err, err
     for name in ("n42opts", "n42argv"):
         assert server.cli("definitions", "delete", name, "--yes")[0] == EXIT_OK
+
+
+def test_newuser42_N4_a_runs_name_in_jobs_is_its_whole_name_and_a_definitions_name_points_at_its_runs(
+        server: EmbeddedServer, tmp_path: Path) -> None:
+    """newuser42 N4: ``jobs`` showed a definition's run ``nb-def @ 2026-12-07 23:59 UTC`` as ``nb-def @ 23:59 UTC``
+    — no name ``status``/``logs`` took (not_found), and the same every day; the NAME column now shows a run's
+    whole name, typed back as shown. ``status nb-def`` (a definition's own name, no job's) said only "none of
+    your jobs is named"; it now names ``definitions runs nb-def``."""
+    from jupyter_sched.wording.jobs import RUN_NAME_WIDTH, fit_name
+
+    for name in ("nb-def @ 2026-12-07 23:59 UTC", "t-3448 @ 2026-12-08 00:57 CET",
+                 "every-min @ 2026-12-04 16:26:30 UTC+04"):
+        assert fit_name(name) == name  # the date stays: a cut one is no name and is every day's
+    long_run = "a-very-long-nightly-definition-name @ 2026-12-04 16:26 UTC"
+    assert fit_name(long_run) == "a-very-long-nigh… @ 2026-12-04 16:26 UTC"  # a cut is shown by its "…"
+    assert len(fit_name(long_run)) == RUN_NAME_WIDTH
+    # end to end: the NAME column's text, typed back, is the job
+    code, out, err = server.cli("submit", "--gpus", "0", "--name", "n42N4 @ 2026-12-07 23:59 UTC",
+                                "--", "python", "-c", "pass")
+    assert code == EXIT_OK, err
+    table = server.cli("jobs")[1]
+    row = next(line for line in table.splitlines() if "n42N4" in line)
+    shown = row[row.index("n42N4"):].rstrip()
+    assert shown == "n42N4 @ 2026-12-07 23:59 UTC", table
+    code, out, err = server.cli("status", shown)
+    assert code == EXIT_OK and "n42N4 @ 2026-12-07 23:59 UTC" in out, err
+    # a definition's own name given as a job's: its runs' command, not a bare not_found
+    script = tmp_path / "nbdef.py"
+    script.write_text("print('x')\n")
+    code, out, err = server.cli("definitions", "create", str(script), "--name", "n42N4def", "--gpus", "0",
+                                "--cron", "0 6 * * *", "--tz", "UTC")
+    assert code == EXIT_OK, err
+    for command in ("status", "logs"):
+        code, _, err = server.cli(command, "n42N4def")
+        assert code == EXIT_REFUSED, err
+        assert "'n42N4def' is a job definition, not a job" in err, err
+        assert "`jupyter-sched definitions runs n42N4def` lists its runs" in err and "[not_found]" in err, err
+    assert server.cli("definitions", "runs", "n42N4def")[0] == EXIT_OK  # the command it names takes the name
+    code, _, err = server.cli("status", "n42N4nosuch")  # no definition of that name either: as before
+    assert code == EXIT_REFUSED and "none of your jobs is named 'n42N4nosuch'" in err, err
+    server.cli("wait", "n42N4 @ 2026-12-07 23:59 UTC")  # leaves nothing running for the module's next test
+    assert server.cli("definitions", "delete", "n42N4def", "--yes")[0] == EXIT_OK
