@@ -71,9 +71,10 @@ def _correct(store: Store, job_id: str, end: datetime, now: datetime) -> dict[st
     return {"text": done.text, **record.details}
 
 
-def test_red42_r2_an_end_correction_recharges_the_shares_beside_it(tmp_path: Path) -> None:
+def test_red42_r2_an_end_correction_recharges_the_shares_beside_it(db_url: str) -> None:
+    """On SQLite and on PostgreSQL (the rows are cut and compared by their fixed-width time text on both)."""
     clock = ManualClock(T0)
-    store = Store(sqlite_url(tmp_path / "s.sqlite"), now=clock.now)
+    store = Store(db_url, now=clock.now)
     try:
         _share(store, "j-c-e1")
         _share(store, "j-c-e2")
