@@ -22,6 +22,10 @@ __all__ = ["declared_options", "script_note", "script_parameters_note", "unknowa
 _CALL = re.compile(r"\.add_argument\(")
 _LITERALS = re.compile(r"""\.add_argument\(\s*((?:[rRuU]?(?:"[^"\\\n]*"|'[^'\\\n]*')\s*,\s*)*[rRuU]?(?:"[^"\\\n]*"|'[^'\\\n]*'))""")
 _STRING = re.compile(r"""["']([^"'\\\n]*)["']""")
+SCANNED_CHARS = 256 << 10
+"""Longest script text read for its options: the service scans every user's scripts in its shared process, and a
+hostile 8 MiB of ``.add_argument("a", `` held it for 0.8 s; 256 KiB is ~25 ms at worst. A longer script's options
+are not known (its save says so)."""
 _NAMED = 5
 """Most unknown parameters a note names."""
 _LISTED = 30
@@ -30,8 +34,10 @@ _LISTED = 30
 
 def declared_options(text: bytes | str) -> tuple[str, ...] | None:
     """The long options (``--epochs``) a script's text declares with argparse, in its order; None when they
-    cannot be known from the text: no ``add_argument`` at all, one whose names are not literal strings, or a
-    script that tolerates unknown options (``parse_known_args``)."""
+    cannot be known from the text: no ``add_argument`` at all, one whose names are not literal strings, a
+    script that tolerates unknown options (``parse_known_args``), or one longer than :data:`SCANNED_CHARS`."""
+    if len(text) > SCANNED_CHARS:
+        return None
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     calls = len(_CALL.findall(text))

@@ -27,6 +27,10 @@ def test_newuser42_n4_declared_options_are_read_from_argparse_text() -> None:
     assert declared_options("import sys\nprint(sys.argv)\n") is None
     assert declared_options(ARGPARSE + 'for n in ("a",):\n    p.add_argument(f"--{n}")\n') is None
     assert declared_options(ARGPARSE.replace("parse_args()", "parse_known_args()")) is None
+    # a text past the bound the shared service scans is not read (a hostile 8 MiB held it for 0.8 s)
+    from jupyter_sched.definitions.script_options import SCANNED_CHARS
+
+    assert declared_options(ARGPARSE + "#" * SCANNED_CHARS) is None
 
 
 def test_newuser42_n4_unknown_parameter_of_a_script_is_noted_with_a_guess() -> None:
