@@ -25,6 +25,7 @@ No I/O, no clock: the edge (:class:`~.gate.Admission`) audits each refusal.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
@@ -251,7 +252,9 @@ def id_name(name: str, field: str = "name") -> None:
     """
     from ..model.names import ID_PREFIXES
 
-    if name.startswith("-"):  # red42 R3: `cancel --all --yes` pasted from the NAME column cancels everyone's work
+    # red42 R3: `cancel --all --yes` pasted from the NAME column cancels everyone's work; quoted ('--all') a shell
+    # hands it over unquoted all the same
+    if name.strip(_ID_EDGE).startswith("-"):
         raise ValidationError(f"{field} {name[:60]!r} starts with '-': every jupyter-sched command reads it as one of "
                               "its options (a name '--all --yes' after `cancel` cancels all the work you may cancel)",
                               field=field, hint=f"give a name that starts with a letter or digit, e.g. "
@@ -273,9 +276,13 @@ def id_name(name: str, field: str = "name") -> None:
 _ID_EDGE = ":,;.'\"()[]<>` \t"
 """What every client strips from a reference's ends (:data:`jupyter_sched.model.names._EDGE`)."""
 
-_DRAWN_AS_L = {"I": "l", "\u0406": "l", "\u04c0": "l", "\u0399": "l", "|": "l"}
+_DRAWN_AS_L = {"I": "l", "\u0406": "l", "\u04c0": "l", "\u0399": "l"}
 """Capitals drawn as a lower-case l in the sans fonts of JupyterLab and terminals (Latin I, Cyrillic I and palochka,
 Greek iota): TR39 gives them prototype l, which case folding (the skeleton's first step) would turn into i."""
+
+_ID_TAIL = re.compile(r"[0-9a-z]{6,12}-[0-9a-z]{4,8}")
+"""What follows an id's prefix (``1m99d8dx6-mkdv46``): an ASCII capital I before it reads as a lease id; before
+anything else it is a name (``I-JEPA``, ``I-BERT``: model names — verify42 V1)."""
 
 
 def read_as_id(name: str) -> tuple[str, str, str] | None:
@@ -295,6 +302,8 @@ def read_as_id(name: str) -> tuple[str, str, str] | None:
         return None
     seen = skeleton(_DRAWN_AS_L.get(word[0], word[0]) + word[1:])
     shaped = id_shaped(seen)
+    if shaped is not None and word[0] == "I" and not _ID_TAIL.fullmatch(seen[len(shaped[0]):]):
+        return None  # an ASCII capital I reads as l only beside an id's tail
     return None if shaped is None else (shaped[0], shaped[1], seen)
 
 
