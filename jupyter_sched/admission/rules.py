@@ -254,11 +254,11 @@ def id_name(name: str, field: str = "name") -> None:
 
     # red42 R3: `cancel --all --yes` pasted from the NAME column cancels everyone's work; quoted ('--all') a shell
     # hands it over unquoted all the same
-    if name.strip(_ID_EDGE).startswith("-"):
+    if (bare := name.strip(_ID_EDGE)).startswith("-"):
         raise ValidationError(f"{field} {name[:60]!r} starts with '-': every jupyter-sched command reads it as one of "
                               "its options (a name '--all --yes' after `cancel` cancels all the work you may cancel)",
                               field=field, hint=f"give a name that starts with a letter or digit, e.g. "
-                                                f"run{name[:20].rstrip()}", details={"reads_as": "option"})
+                                                f"run{bare[:20].rstrip()}", details={"reads_as": "option"})
     read = read_as_id(name)
     if read is not None:
         prefix, kind, seen = read
