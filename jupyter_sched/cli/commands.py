@@ -250,14 +250,14 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
     resolved, mode, here = _program_on_my_path(client, body.get("command"))
     if resolved is not None:
         body["command"] = [resolved, *body["command"][1:]]
-    path_said = ""
+    path_said, unpassed = "", False
     if here and mode != "hub":  # the job runs with this shell's PATH and Python environment (newuser27 N2)
         from ..client.submitter_env import submitter_env, submitter_note
 
         sent, too_long = submitter_env(os.environ, body.get("env") or {})
         if sent:
             body["env"] = {**sent, **(body.get("env") or {})}
-        path_said = submitter_note(sent, too_long)
+        path_said, unpassed = submitter_note(sent, too_long), bool(too_long)
     if getattr(args, "dry_run", False):  # newuser26 N8: the terminal had no dry run, the magic and the panel did
         return _dry_run(client, body, io, args)
     # a restart of the server is ridden out: sent again while it surely never reached it (hubadmin24 B18); a
@@ -285,12 +285,14 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
             print(f"{PROG} submit: warning: {said}", file=io.err)
     if args.quiet:  # notes said on every submit of a loop (new user 13, N17): asked to leave them out
         pass
-    elif resolved is not None:
-        # each sentence with its capital (newuser28 nit n3: "…to run another. runs with your PATH …")
-        print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH); give a full path to run "
+    elif resolved is not None and (elsewhere := _found_elsewhere(argv[0], resolved, body.get("env") or {})):
+        # said when it tells something (newuser42 n3: 4 lines on every submit of a loop, though the job's PATH —
+        # your own, sent with it — finds the same program); each sentence with its capital (newuser28 nit n3)
+        print(f"{PROG} submit: note: runs {argv[0]} as {resolved} (the one on your PATH; {elsewhere}); give a full "
+              "path to run "
               f"another. {path_said[:1].upper() + path_said[1:] + '. ' if path_said else ''}Your shell's other variables are not passed: "
               "--env NAME passes one as set here, --env NAME=VALUE another value", file=io.err)
-    elif path_said:
+    elif path_said and (resolved is None or unpassed):  # a path's program (a launcher script) looks up by this PATH
         print(f"{PROG} submit: note: {path_said}", file=io.err)
     elif mode == "hub" and argv and _PYTHON.fullmatch(str(argv[0])):
         # new user 10, N19: `-- python` ran the job Python silently while `-- python3` ran /usr/bin/python3
@@ -318,6 +320,22 @@ def submit(client: Any, args: argparse.Namespace, io: Streams) -> int:
 
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")
 """Bare interpreter names: on a hub they run the scheduler's job Python, never the terminal's."""
+
+
+def _found_elsewhere(program: str, resolved: str, env: Mapping[str, Any]) -> str:
+    """What the job's own PATH would run as ``program`` when it is not ``resolved`` (the submitter's PATH's, sent as
+    the command): ``the job's PATH finds /usr/bin/python first``, ``the job's PATH finds no python``, ``the job gets
+    the server's PATH``; "" when it finds the same — then the note "runs python as …" tells nothing (newuser42 n3:
+    it was said on every submit, four lines, the job's PATH being this shell's own, sent with it)."""
+    import shutil
+
+    job_path = env.get("PATH")
+    if not isinstance(job_path, str):  # not sent (longer than the server takes): the server's, unknown here
+        return "the job gets the server's PATH"
+    found = shutil.which(program, path=job_path)
+    if found is None:
+        return f"the job's PATH finds no {program}"
+    return "" if os.path.abspath(found) == resolved else f"the job's PATH finds {os.path.abspath(found)} first"
 
 
 def _program_on_my_path(client: Any, command: Any) -> tuple[str | None, str, bool]:

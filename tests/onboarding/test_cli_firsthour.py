@@ -1588,8 +1588,13 @@ def test_newuser7_finding_11_submit_runs_the_program_my_path_finds(server: Embed
     assert done.returncode == EXIT_OK, done.stderr
     job = json.loads(done.stdout)
     assert job["command"] == [str(venv_bin / "python"), "-c", "print(1)"], job["command"]
-    assert f"note: runs python as {venv_bin / 'python'} (the one on your PATH)" in done.stderr, done.stderr
-    assert "--env NAME passes one as set here, --env NAME=VALUE another value" in done.stderr
+    # the job's PATH (this shell's, sent with it) finds the same python: the note would tell nothing (newuser42 n3)
+    assert "note: runs python as" not in done.stderr and "note: runs with your PATH" not in done.stderr, done.stderr
+    other = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--env", f"PATH={tmp_path}", "--",
+                            "python", "-c", "print(1)"], env=env, capture_output=True, text=True, timeout=120)
+    assert f"note: runs python as {venv_bin / 'python'} (the one on your PATH; the job's PATH finds no python)" \
+        in other.stderr, other.stderr
+    assert "--env NAME passes one as set here, --env NAME=VALUE another value" in other.stderr
     given = subprocess.run([CLI, "--json", "submit", "--gpus", "0", "--", sys.executable, "-c", "print(1)"], env=env,
                            capture_output=True, text=True, timeout=120)
     # a path is sent as given: no "runs python as" note (the job's PATH is still said: newuser27 N2)

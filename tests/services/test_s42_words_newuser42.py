@@ -103,3 +103,25 @@ def test_newuser42_n2_an_option_no_command_typed_has_is_not_moved(
     said = capsys.readouterr().err
     assert said.startswith("jupyter-sched: ") and "is an option of" not in said and "usage: jupyter-sched [-h]" in said, \
         said
+
+
+def test_newuser42_n3_the_path_note_is_said_when_the_jobs_path_finds_another_program(tmp_path: Any) -> None:
+    """newuser42 n3: "runs python as … (the one on your PATH) …" was four lines on every submit, though the job's PATH
+    (this shell's, sent with it) finds the same program. It is said only when the job's own PATH would run another
+    program, none, or is not sent (the server's) — by content, never by a count (the CLI keeps no state)."""
+    import os
+
+    from jupyter_sched.cli.commands import _found_elsewhere
+
+    mine, other, empty = (tmp_path / name for name in ("mine", "other", "empty"))
+    for folder in (mine, other, empty):
+        folder.mkdir()
+    for folder in (mine, other):
+        (folder / "python").write_text("#!/bin/sh\n", encoding="utf-8")
+        (folder / "python").chmod(0o755)
+    resolved = str(mine / "python")
+    assert _found_elsewhere("python", resolved, {"PATH": f"{mine}{os.pathsep}{other}"}) == ""
+    assert _found_elsewhere("python", resolved, {"PATH": f"{other}{os.pathsep}{mine}"}) == \
+        f"the job's PATH finds {other / 'python'} first"
+    assert _found_elsewhere("python", resolved, {"PATH": str(empty)}) == "the job's PATH finds no python"
+    assert _found_elsewhere("python", resolved, {}) == "the job gets the server's PATH"
