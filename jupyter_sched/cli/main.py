@@ -1228,7 +1228,7 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
     an explicit one wins over the discovered server's), and how to give the right one — on a
     JupyterHub (its service or a user's server: ``url``; ``source`` how the connection was found),
     a token from the hub's token page, not the one JupyterLab prints (new user 13, N13)."""
-    from ..wording.tokens import hub_token_page, token_source
+    from ..wording.tokens import token_page_for, token_source, unset_token
 
     if getattr(args, "token_from_file", False):
         what = f"refused the token in --token-file {args.token_file}"
@@ -1258,9 +1258,9 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
     elif args.url and not getattr(args, "url_from_env", False):
         what = "needs a token (none was given with --url)"
     elif os.environ.get("JUPYTER_SCHED_URL"):
-        what = "needs a token (JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not)"
+        what = f"needs a token ({unset_token('JUPYTER_SCHED_URL')})"
     elif source == "hub-service":  # a hub service has no runtime file (new user 14, N8): nothing was sent
-        what = "needs a token (JUPYTER_SCHED_HUB_URL is set but JUPYTER_SCHED_TOKEN is not)"
+        what = f"needs a token ({unset_token('JUPYTER_SCHED_HUB_URL')})"
     elif source == "runtime-file":
         what = "refused the token of its runtime file"
     else:
@@ -1270,9 +1270,7 @@ def token_refused_line(args: argparse.Namespace, url: str, *, source: str = "") 
     # the `ps` warning once: the note before the request said it already when --token was typed (new user 11, N13)
     noted = args.token is not None and not getattr(args, "token_from_file", False)
     ps = "" if noted else "; --token TOKEN works too, but other local accounts can read it in `ps`"
-    page = hub_token_page(url)
-    if not page and source.startswith("hub"):  # a hub service at an address of its own
-        page = "HUB/hub/token"
+    page = token_page_for(url, source)  # a hub service at an address of its own: HUB/hub/token
     return (f"{PROG} {args.command}: the server at {url} {what} — set JUPYTER_SCHED_TOKEN=TOKEN "
             f"({token_source(page)}) or give --token-file FILE{ps} [forbidden]")
 

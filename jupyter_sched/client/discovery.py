@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import SchedError
+from ..wording.tokens import token_page_for, token_source, unset_token
 
 if TYPE_CHECKING:
     from ._http import HttpReply, StdlibHttp
@@ -78,18 +79,29 @@ def _hub_service(info: Mapping[str, Any], why: str) -> str:
            "which answers a hub's tokens only"
 
 
-TOKEN_HINT = "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
-"""What the Python API says about a refused token (the CLI says it in its own options)."""
+TOKEN_HINT = f"set JUPYTER_SCHED_TOKEN=TOKEN ({token_source()}) or call connect(url, token)"
+"""What the Python API says about a refused token where nothing tells where it came from (:func:`token_hint` says it
+for a connection, a hub's token page on a hub: newuser42 n12); the CLI says it in its own options."""
 
 
 def token_hint(connection: Connection) -> str:
-    """The hint of a refused token, said for where ``connection`` came from: a ``JUPYTER_SCHED_URL``
-    with no token found for it says which variable is missing (new user 18, N2)."""
-    if not connection.token and connection.source == "kernel-env":
-        return (f"{ENV_URL} is set but {ENV_TOKEN} is not, and this account runs no server at {connection.url} "
-                f"whose token it could read: set {ENV_TOKEN} to the token JupyterLab printed, or call "
-                "connect(url, token)")
-    return TOKEN_HINT
+    """The hint of a refused request, said for where ``connection`` came from: whether a token was sent at all
+    (and which variable is missing: new user 18, N2) or the one sent was refused, and where the right one is —
+    on a JupyterHub its token page, not "the token JupyterLab printed" (newuser42 n12) — in the CLI's words
+    (:mod:`jupyter_sched.wording.tokens`, one source)."""
+    fix = f"set {ENV_TOKEN}=TOKEN ({token_source(token_page_for(connection.url, connection.source))}) or call " \
+          "connect(url, token)"
+    if connection.token:
+        given = "of its runtime file" if connection.token_from else {
+            "explicit": "given to connect()", "runtime-file": "of its runtime file", "job-token": "of this job",
+            "kernel-env": f"in {ENV_TOKEN}", "hub-user": "in JUPYTERHUB_API_TOKEN"}.get(connection.source, "sent")
+        return f"the token {given} was refused — {fix}"
+    if connection.source == "kernel-env":
+        return (f"no token was sent: {unset_token(ENV_URL)}, and this account runs no server at {connection.url} "
+                f"whose token it could read — {fix}")
+    if connection.source == "hub-service":
+        return f"no token was sent: {unset_token(ENV_HUB_URL)} — {fix}"
+    return f"no token was sent — {fix}"
 
 
 class NoServerError(SchedError):

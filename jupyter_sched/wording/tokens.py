@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-__all__ = ["credentials_hint", "hub_token_page", "token_source"]
+__all__ = ["credentials_hint", "hub_token_page", "token_page_for", "token_source", "unset_token"]
 
 _HUB_MARKERS = ("/services/", "/user/")
 """Where a JupyterHub serves its services and its users' servers, below the hub's base URL."""
@@ -22,6 +22,19 @@ def hub_token_page(url: str) -> str:
     if at < 0:
         return ""
     return f"{parts.scheme}://{parts.netloc}{parts.path[:at]}/hub/token" if parts.netloc else f"{parts.path[:at]}/hub/token"
+
+
+def token_page_for(url: str, source: str) -> str:
+    """:func:`hub_token_page` of ``url``, or ``HUB/hub/token`` for a hub's service found at an address of its own
+    (``source``: how the connection was found, ``hub-service``/``hub-user``); "" for a Jupyter server of its own."""
+    page = hub_token_page(url)
+    return page or ("HUB/hub/token" if source.startswith("hub") else "")
+
+
+def unset_token(variable: str) -> str:
+    """``JUPYTER_SCHED_HUB_URL is set but JUPYTER_SCHED_TOKEN is not``: no token was sent, said by the variable
+    that named the server (the CLI's refusal and the Python client's, newuser42 n12)."""
+    return f"{variable} is set but JUPYTER_SCHED_TOKEN is not"
 
 
 def token_source(token_page: str = "") -> str:

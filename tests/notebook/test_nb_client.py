@@ -233,7 +233,7 @@ def test_newuser18_n2_no_token_for_jupyter_sched_url_is_said_so() -> None:
             pytest.raises(errors.AuthenticationError) as info:
         client.submit({"gpus": 1, "command": ["true"]})
     assert info.value.hint is not None and info.value.hint.startswith(
-        "JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not"), info.value.hint
+        "no token was sent: JUPYTER_SCHED_URL is set but JUPYTER_SCHED_TOKEN is not"), info.value.hint
 
     async def scenario() -> None:
         async with AsyncSchedClient(from_env, transport=httpx.MockTransport(handler)) as client:
@@ -245,7 +245,43 @@ def test_newuser18_n2_no_token_for_jupyter_sched_url_is_said_so() -> None:
     with SchedClient(from_env._replace(token="wrong"), transport=httpx.MockTransport(handler)) as client, \
             pytest.raises(errors.AuthenticationError) as wrong:
         client.me()
-    assert wrong.value.hint == "give the token JupyterLab printed: connect(url, token) or JUPYTER_SCHED_TOKEN"
+    assert wrong.value.hint == ("the token in JUPYTER_SCHED_TOKEN was refused — set JUPYTER_SCHED_TOKEN=TOKEN (the "
+                                "token in the URL JupyterLab printed, or from `jupyter server list`) or call "
+                                "connect(url, token)")
+
+
+def test_newuser42_n12_the_clients_no_token_error_on_a_hub_says_the_clis_words() -> None:
+    """newuser42 n12: with only JUPYTER_SCHED_HUB_URL set, ``connect().me()`` said "give the token JupyterLab
+    printed" (a hub prints none) and could not tell "none given" from "refused"; the CLI said it right. The
+    client now says it in the CLI's words (wording.tokens, one source). The server's 403 is a MockTransport
+    speaking its wire body (a hub with its service is another module's fixture; the rule is the client's)."""
+    from jupyter_sched.wording.tokens import token_source, unset_token
+
+    refused = json.dumps({"error": {"code": "unauthorized", "field": None, "hint": "send the hub token",
+                                    "message": "the server did not accept this request's credentials: no token, a "
+                                               "wrong token, or a browser request without its _xsrf value",
+                                    "details": {"credentials": "refused"}}})
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(403, text=refused, headers={"content-type": "application/json"})
+
+    hub = "http://127.0.0.1:21710/services/jupyter-sched/"
+    page = "http://127.0.0.1:21710/hub/token"
+    found = discover(env={"JUPYTER_SCHED_HUB_URL": hub}, runtime_dir="/nonexistent")
+    assert (found.source, found.token) == ("hub-service", "")
+    hints = []
+    for connection in (found, found._replace(token="stale")):
+        with SchedClient(connection, transport=httpx.MockTransport(handler)) as client, \
+                pytest.raises(errors.AuthenticationError) as info:
+            client.me()
+        hints.append(str(info.value.hint))
+    none_given, wrong = hints
+    assert "JupyterLab" not in none_given + wrong, hints
+    assert none_given == (f"no token was sent: {unset_token('JUPYTER_SCHED_HUB_URL')} — set JUPYTER_SCHED_TOKEN=TOKEN "
+                          f"({token_source(page)}) or call connect(url, token)"), none_given
+    assert token_source(page) == f"a token from your hub's token page, {page}"  # the CLI's words (its refusal)
+    assert wrong.startswith("the token sent was refused — set JUPYTER_SCHED_TOKEN=TOKEN (a token from your hub's "
+                            "token page, http://127.0.0.1:21710/hub/token)"), wrong
 
 
 def test_the_kernel_environment_comes_before_the_hub(tmp_path: Path) -> None:
