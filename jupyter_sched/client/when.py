@@ -93,8 +93,9 @@ def when_param(value: object, field: str) -> str | None:
     elif isinstance(value, str):
         try:
             read = read_when(value)
-        except ValueError as exc:
-            raise ValidationError(f"{field}: {exc}", field=field, hint=NOT_A_TIME) from None
+        except ValueError as exc:  # its fix once, as the hint (verify42 v1: said twice, in the message and after it)
+            said, _, fix = str(exc).partition(" — ")
+            raise ValidationError(f"{field}: {said}", field=field, hint=fix or NOT_A_TIME) from None
     else:
         raise TypeError(f"{field} must be a date or time: text such as '2026-12-01' or '7d', a datetime or a date "
                         f"(got {type(value).__name__} {value!r})")

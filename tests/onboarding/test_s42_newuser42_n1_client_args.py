@@ -134,3 +134,13 @@ def test_newuser42_N1_the_clis_since_keeps_its_refusals() -> None:
         _when("12:30")
     ago = _when("7d")
     assert isinstance(ago, str) and not isinstance(ago, LocalWhen) and ago.endswith("Z")
+
+
+def test_verify42_v1_a_time_that_is_none_says_its_fix_once() -> None:
+    from jupyter_sched.client.when import when_param
+
+    with pytest.raises(ValidationError) as refused:
+        when_param("bogus", "since")
+    said = str(refused.value)
+    assert refused.value.message == "since: 'bogus' is no date or time", refused.value.message
+    assert said.count("write a date, e.g. 2026-12-01") == 1, said
