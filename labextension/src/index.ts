@@ -39,6 +39,7 @@ import { BUILTIN_SECTIONS, builtinSections, type SubmitView } from './sections';
 import { type EditFocus, jobEdit, killedOutOfMemory, limitStoppedToast, limitThatStopped, memoryWords, outOfMemoryToast, resubmitBody } from './sections/submit';
 import { SchedSidebar, sidebarCaption, SidebarState } from './sidebar';
 import { newSubmitKey, submitKeyed, SubmitOutcomeUnknown } from './submitting';
+import { panelHiddenText, revealPanel } from './reveal';
 import { keepAliveOffered } from './keepalive';
 import { KernelGpuStatus } from './statusbar';
 import { ISchedModel, ISchedSections } from './tokens';
@@ -203,28 +204,39 @@ const sidebarPlugin: JupyterFrontEndPlugin<void> = {
     }
 
     let submitView: SubmitView | null = null;
-    const showSubmit = (path: string): void => {
-      shell.activateById(sidebar.id);
-      sidebar.showSection('submit');
-      submitView?.prefill(path);
+    /**
+     * The GPUs panel on screen in this shell (JupyterLab or Notebook 7, whose left area starts closed), then `fill`;
+     * where it cannot be shown, a notice says where to find it, `filled` the path its Submit form holds (newuser42 N6).
+     */
+    const showPanel = (filled: string | null, fill: () => void): void => {
+      const shown = revealPanel(shell, sidebar);
+      fill();
+      if (!shown) {
+        Notification.warning(shownText(panelHiddenText(trans, `${PageConfig.getBaseUrl()}lab`, filled)), { autoClose: 12000 });
+      }
     };
+    const showSubmit = (path: string): void =>
+      showPanel(path, () => {
+        sidebar.showSection('submit');
+        submitView?.prefill(path);
+      });
     /** A finished job's request in the Submit form, `focus` its field to change (s34-panel; newuser33 n9). */
-    const editInSubmit = (job: Job, focus: EditFocus | null): void => {
-      shell.activateById(sidebar.id);
-      sidebar.showSection('submit');
-      submitView?.edit(jobEdit(job, PageConfig.getOption('serverRoot'), model.me?.team ?? '', focus));
-    };
+    const editInSubmit = (job: Job, focus: EditFocus | null): void =>
+      showPanel(workName(job), () => {
+        sidebar.showSection('submit');
+        submitView?.edit(jobEdit(job, PageConfig.getOption('serverRoot'), model.me?.team ?? '', focus));
+      });
 
     commands.addCommand(CommandIDs.open, {
       label: trans.__('Show GPUs Panel'),
       caption: trans.__('Open the GPU scheduling sidebar'),
       icon: args => (args.isPalette ? undefined : gpuIcon),
-      execute: args => {
-        shell.activateById(sidebar.id);
-        if (typeof args.section === 'string') {
-          sidebar.showSection(args.section);
-        }
-      }
+      execute: args =>
+        showPanel(null, () => {
+          if (typeof args.section === 'string') {
+            sidebar.showSection(args.section);
+          }
+        })
     });
     commands.addCommand(CommandIDs.refresh, {
       label: trans.__('Refresh GPUs Panel'),

@@ -9,7 +9,7 @@ import { StateDB } from '@jupyterlab/statedb';
 import { nullTranslator } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 import { Signal } from '@lumino/signaling';
-import type { Widget } from '@lumino/widgets';
+import { Widget } from '@lumino/widgets';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import plugins, { CommandIDs, DEFAULT_SETTINGS, ISchedModel, readSettings } from '../src/index';
@@ -44,7 +44,7 @@ function fakeApp() {
         add: (widget: Widget, area: string) => {
           added.push({ widget, area });
           if (area === 'left') {
-            document.body.appendChild(widget.node);
+            Widget.attach(widget, document.body); // a shell attaches its open left area: the panel is visible
           }
         },
         activateById: (id: string) => void activated.push(id),

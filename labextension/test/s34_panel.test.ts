@@ -15,7 +15,7 @@ import { StateDB } from '@jupyterlab/statedb';
 import { nullTranslator } from '@jupyterlab/translation';
 import { ServerConnection } from '@jupyterlab/services';
 import { CommandRegistry } from '@lumino/commands';
-import type { Widget } from '@lumino/widgets';
+import { Widget } from '@lumino/widgets';
 import { act } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
@@ -244,7 +244,7 @@ async function activated(server: FakeSchedServer) {
       add: (widget: Widget, area: string) => {
         added.push({ widget, area });
         if (area === 'left') {
-          document.body.appendChild(widget.node);
+          Widget.attach(widget, document.body); // a shell attaches its open left area: the panel is visible
         }
       },
       activateById: () => undefined,
