@@ -32,6 +32,7 @@ from ..wording.jobs import (
     fit_name,
     gone_text,
     lease_given_back,
+    restarted_text,
     serving_text,
     state_filter,
     still_going,
@@ -437,7 +438,7 @@ def queue(client: Any, args: argparse.Namespace, io: Streams) -> int:
                 # a GPU gone from the inventory under it, in the words of `jobs` and the magics (verify 23, V4);
                 # my running job's own progress report, where it made one (session 21)
                 part for part in (gone_text(job), unhealthy_text(job), drain_text(job), _ends_by(job, now),
-                                  progress_text(job, now),
+                                  progress_text(job, now), restarted_text(job),  # start 2, after preemption (v5)
                                   serving_text(job, now))
                 if part)  # F9
             warned = idle.get(str(job.get("id"))) if job.get("mine") else None

@@ -23,6 +23,7 @@ from ..wording.jobs import (
     granted_uuids,
     lease_end_words,
     projected_text,
+    restarted_text,
     unhealthy_text,
     work_name,
 )
@@ -284,7 +285,7 @@ def queue_frame(rows: Iterable[Mapping[str, Any]], now: datetime, idle: Mapping[
                 " · ".join(part for part in ("waiting for the next scheduling cycle", planned_limit_line(job)) if part)
                 if is_pending(job) else
                 " · ".join(part for part in (gone_text(job), unhealthy_text(job), drain_text(job), progress_text(job, now),
-                                             idle.get(str(job.get("id")), "")) if part)),
+                                             restarted_text(job), idle.get(str(job.get("id")), "")) if part)),
             # the words of the CLI's line, the reader's own leases as theirs (mine) included (new user 16, N8)
             "eta": text.eta.removeprefix("ETA ") if text and is_pending(job)
             else ends_by(job, now, cancel="%schedule cancel"),  # running work: when it ends at the latest, as the CLI says

@@ -25,7 +25,7 @@ from .time_limits import limit_source_words, planned_limit_line
 
 __all__ = ["UNSEEN_KERNEL_KEEP", "ended_text", "run_file_hint", "searched_path_text", "unhealthy_gpu_dict", "unhealthy_text", "BULK_STATES", "IN_CLUSTER", "LEASE_END_CAUSES", "GPU_MILLI_ENV", "SHARED_GPU_NOTE", "TERMINAL_STATES", "granted_milli", "granted_words", "bulk_cancel_answers", "bulk_cancel_plan", "nothing_to_cancel",
            "bulk_cancel_summary", "reclaim_cost_text",
-           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "keepalive_line", "busy_bound_words", "kept_alive_until", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "serving_text", "still_going", "stop_detail", "stopping_text",
+           "cancel_outcome", "cluster_wait", "LOG_QUOTES", "split_log_quote", "in_bulk_cancel", "work_count", "ends_by", "planned_text", "projected_text", "gpus_text", "granted_uuids", "fit_name", "GONE_WORDS", "gone_text", "idle_note", "KERNEL_TOLD", "keepalive_line", "busy_bound_words", "kept_alive_until", "lease_end_words", "idle_release_words", "job_detail", "limit_end", "job_head", "job_line", "job_outcome", "held_lines", "my_work", "named", "preemptor", "public_serving", "restarted_text", "serving_text", "still_going", "stop_detail", "stopping_text",
            "lease_end_message", "lease_given_back", "work_name", "SERVER_CAUSES", "state_filter", "state_word", "changed_line",
            "same_name_note", "dryrun_line", "never_here", "not_kept_text"]
 
@@ -524,7 +524,7 @@ def job_detail(job: Mapping[str, Any], now: datetime | None) -> str:
         # its own progress report, when it made one (session 21: GET jobs/{id} had it, no list said it)
         return " · ".join(part for part in (stopping_text(job, now), f"{where}{sim}", gone_text(job),
                                             unhealthy_text(job), drain_text(job), progress_text(job, now),
-                                            _restarted(job).removeprefix(" · "), serving_text(job, now)) if part)
+                                            restarted_text(job), serving_text(job, now)) if part)
     tail, message = _ended(job)
     said = " · ".join(part for part in (tail.lstrip(", "), ended_text(job, now)) if part)
     line = f"{said} — {message}" if said and message else said or message
@@ -804,6 +804,12 @@ def _restarted(job: Mapping[str, Any]) -> str:
     if not by:
         return f" · start {attempts}, after a requeue"
     return f" · start {attempts}, after preemption by {preemptor(job)}"
+
+
+def restarted_text(job: Mapping[str, Any]) -> str:
+    """``start 2, after preemption by mal3 (j-9)`` (:func:`_restarted` without its separator): the queue's running
+    lines say it as ``jobs`` and the panel's cards do (verify42 v5: the CLI's and the magics' queue left it out)."""
+    return _restarted(job).removeprefix(" · ")
 
 
 def preemptor(job: Mapping[str, Any]) -> str:
