@@ -343,6 +343,10 @@ class AsyncSchedClient:
     async def keepalive(self, lease_id: str) -> dict[str, Any]:
         return dict(await self.call(routes.keepalive(lease_id)) or {})
 
+    async def lease_heartbeat(self, lease_id: str, *, timeout_s: float | None = None) -> dict[str, Any]:
+        """``POST leases/{id}/heartbeat`` as :meth:`SchedClient.lease_heartbeat` (not activity: idle rules unmoved)."""
+        return dict(await self.call(routes.lease_heartbeat(lease_id), timeout_s=timeout_s) or {})
+
     async def queue(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         return unwrap_list(await self.call(routes.queue(limit=limit)), "queue")
 

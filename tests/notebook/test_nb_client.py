@@ -356,9 +356,9 @@ def test_the_public_surface_is_pinned() -> None:
     import jupyter_sched.client as client
     import jupyter_sched.magics as magics
 
-    assert sorted(client.__all__) == [
-        "AsyncSchedClient", "Connection", "NoServerError", "SchedClient", "ServerUnreachableError",
-        "connect", "connect_async", "discover", "error_from_response"]
+    assert sorted(client.__all__) == [  # JobFailed, WaitTimeout: what wait() raises (newuser42 N1, session 42)
+        "AsyncSchedClient", "Connection", "JobFailed", "NoServerError", "SchedClient", "ServerUnreachableError",
+        "WaitTimeout", "connect", "connect_async", "discover", "error_from_response"]
     assert sorted(magics.__all__) == ["load_ipython_extension", "unload_ipython_extension"]
 
 
