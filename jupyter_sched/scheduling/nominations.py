@@ -8,7 +8,11 @@ also charged to the job's quota lines (at most its request), so that the quota t
 back is not taken by another job of its team — least of all a victim re-admitted — before the job
 starts. Without that charge a job blocked by its team's borrowing limit evicted its team's low
 jobs, which took the freed quota back in the same cycle, and it evicted them again on the next,
-for ever (issue 16 property counterexample, ``tests/core/test_rules.py``).
+for ever (issue 16 property counterexample, ``tests/core/test_rules.py``). Until its victims have
+stopped, every later cycle counts the quota as the cycle that evicted them did: the victims no
+longer their team's, the GPUs they still hold for the job charged to the job's team (newuser42 N5:
+counted the other way round during the grace period, a second job of the reclaiming team that
+could only borrow reclaimed again, taking work within the lender's guarantee).
 
 No priority inversion (case 032; Kueue #7301): a pending job of a *higher class of the same
 team*, visited earlier in queue order, may use GPUs nominated to a lower-class job — free ones at
@@ -62,7 +66,24 @@ class NominationBook:
             mine = [g for g in dict.fromkeys(ids) if g not in self.owner]
             if mine:
                 self._own(job, mine)
-                self._mask(job.id)
+        # Victims stopping on nominated GPUs (not a share only sitting beside a share's nomination: it is not
+        # stopping) are gone from their team's quota, as in the cycle that evicted them, and each nomination is
+        # charged what its job takes once they are gone (:meth:`_mask`): a later decision sees the lender at
+        # what it keeps and the reclaiming team at what it takes (newuser42 N5)
+        self._leaving: dict[int, list[tuple[str, int]]] = {}  # nominated GPU -> (stopping victim, its milli there)
+        stopping = []
+        for holder in self.holders_on(set(self.owner)) if self.owner else ():
+            held = ledger.holders.get(holder)
+            if held is None or held.job.stopping_since is None:
+                continue
+            stopping.append(holder)
+            for g, milli in st.holdings[holder].gpus:
+                if g in self.owner:
+                    self._leaving.setdefault(g, []).append((holder, milli))
+        for owner in self.gpus:
+            self._mask(owner)
+        for holder in stopping:
+            ledger.quota.uncharge(holder)
 
     # ------------------------------------------------------------------ queries
     def __contains__(self, job_id: object) -> bool:
@@ -118,16 +139,18 @@ class NominationBook:
                 self.taken.setdefault(o, []).append(job.id)
             self._set(o, left)
 
-    def unmask(self, owner: str) -> tuple[Holding, int] | None:
+    def unmask(self, owner: str) -> tuple[Holding | None, int] | None:
         """Trial-evict ``owner``'s mask (inside a trial); what it held and charged (milli-GPUs), for
-        :meth:`remask`, or None when it held nothing."""
+        :meth:`remask`, or None when it held and charged nothing."""
         key = NOMINATION_PREFIX + owner
         holding = self.ledger.state.holdings.get(key)
         charge = self.ledger.quota.charges.get(key)
         self.ledger.evict(key)
-        return None if holding is None else (holding, charge[1] if charge is not None else 0)
+        if holding is None and charge is None:
+            return None
+        return holding, charge[1] if charge is not None else 0
 
-    def remask(self, owner: str, held: tuple[Holding, int] | None) -> None:
+    def remask(self, owner: str, held: tuple[Holding | None, int] | None) -> None:
         """Put back exactly what :meth:`unmask` took (inside the trial). Not the GPUs' free rest now:
         a victim search restores its candidates in any order, and a share withdrawn meanwhile left
         more free, which the mask then took and the share's own restore found gone (``GPU … has 0
@@ -137,9 +160,10 @@ class NominationBook:
         holding, milli = held
         st = self.ledger.state
         key = NOMINATION_PREFIX + owner
-        st.take(key, holding)
+        if holding is not None:
+            st.take(key, holding)
         spec = self.jobs[owner].spec
-        self.ledger.quota.charge(key, spec.team, spec.user, st.gpu_model[holding.gpus[0][0]], milli)
+        self.ledger.quota.charge(key, spec.team, spec.user, st.gpu_model[self.gpus[owner][0]], milli)
 
     def claim(self, job: Job, gpus: Sequence[int]) -> None:
         """Nominate ``gpus`` to ``job``, taking them from their owners (outside any trial)."""
@@ -187,16 +211,23 @@ class NominationBook:
         self._mask(owner)
 
     def _mask(self, owner: str) -> None:
-        """Mask ``owner``'s free nominated GPUs and charge them, up to its request, to its quota."""
+        """Mask ``owner``'s free nominated GPUs, and charge its quota what it takes there once the
+        victims stopping on them are gone (up to its request; :attr:`_leaving`): charged only what was
+        free, a reclaiming team looked "0 of 2 used" while its victims stopped, and its next job
+        reclaimed again, work within the lender's guarantee (newuser42 N5)."""
         st = self.ledger.state
         key = NOMINATION_PREFIX + owner
         self.ledger.evict(key)
-        free = tuple((g, st.free_milli[g]) for g in self.gpus[owner] if st.free_milli[g] > 0)
+        gpus = self.gpus[owner]
+        free = tuple((g, st.free_milli[g]) for g in gpus if st.free_milli[g] > 0)
         if free:
             st.take(key, Holding(gpus=free, node=st.gpu_node[free[0][0]]))
+        held = st.holdings
+        leaving = sum(m for g in gpus for h, m in self._leaving.get(g, ()) if h in held) if self._leaving else 0
+        milli = min(self.jobs[owner].spec.resources.total_milli, sum(m for _, m in free) + leaving)
+        if milli > 0:
             spec = self.jobs[owner].spec
-            milli = min(spec.resources.total_milli, sum(m for _, m in free))
-            self.ledger.quota.charge(key, spec.team, spec.user, st.gpu_model[free[0][0]], milli)
+            self.ledger.quota.charge(key, spec.team, spec.user, st.gpu_model[gpus[0]], milli)
 
     def _allocation(self, owner: str) -> Allocation:
         st = self.ledger.state

@@ -185,7 +185,11 @@ def test_case_032_newer_higher_class_jobs_take_over_the_nomination_without_new_e
     assert reasons["a-normal"].code == "WaitingForPreemption" and reasons["a-normal"].details["victims"] == ["b4"]
     low = reasons["a-low"]
     assert "waiting behind higher-priority a-normal of team-a" in low.message
-    assert low.position == 2 and t40.preemptions == ()
+    # among the low class, in submit order: b4 stopping is no longer team-b's and the GPUs held for a-normal
+    # are team-a's (newuser42 N5), so both teams borrow nothing and b1-b3 (submitted at 0) go first
+    assert [p.job_id for p in sorted(t40.pending, key=lambda p: p.reason.position or 0)] == [
+        "a-normal", "b1", "b2", "b3", "a-low"]
+    assert t40.preemptions == ()
     # nothing else may use the freed GPU held for a-normal
     t50 = sc.at(50 / 60).submit(make_job("other", gpus=1, team="team-b", submitted=50 / 60)).cycle()
     assert t50.admits == () and t50.preemptions == ()

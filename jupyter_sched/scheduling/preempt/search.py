@@ -82,7 +82,7 @@ def search(ctx: CycleContext, visit: Visit, flavor: Flavor, cands: list[Candidat
         share_refused[:] = [placed]
         return False
 
-    masks: dict[str, tuple[Holding, int] | None] = {}  # what each nomination's mask held when trial-evicted
+    masks: dict[str, tuple[Holding | None, int] | None] = {}  # what each nomination's mask held when trial-evicted
 
     def evict(c: Candidate) -> None:
         if c.nominated:
