@@ -148,6 +148,7 @@ describe('newuser42 N6 commands', () => {
     await flush();
     expect(sidebar.isVisible).toBe(true);
     expect(sidebar.isExpanded('submit')).toBe(true);
+    await vi.waitFor(() => expect(sidebar.node.querySelector('.jp-sched-submit-path')).not.toBeNull());
     expect((sidebar.node.querySelector('.jp-sched-submit-path') as HTMLInputElement).value).toBe('exp/a.ipynb');
     expect(warning).not.toHaveBeenCalled();
     model.dispose();
@@ -159,6 +160,9 @@ describe('newuser42 N6 commands', () => {
     await app.commands.execute(CommandIDs.runNotebook, { path: 'exp/a.ipynb' });
     await flush();
     expect(sidebar.isVisible).toBe(false);
+    // the form renders on its next update (a frame later on a loaded machine: the whole run's frontend stage failed on
+    // a bare flush here) — waited for, not assumed
+    await vi.waitFor(() => expect(sidebar.node.querySelector('.jp-sched-submit-path')).not.toBeNull());
     expect((sidebar.node.querySelector('.jp-sched-submit-path') as HTMLInputElement).value).toBe('exp/a.ipynb');
     expect(warning).toHaveBeenCalledTimes(1);
     expect(warning.mock.calls[0][0]).toMatch(/^The GPUs panel cannot be shown on this page, so its Submit form \(filled with exp\/a\.ipynb\) is out of sight: open JupyterLab \(.*lab\) and use the GPUs tab of its left sidebar\.$/);

@@ -27,6 +27,9 @@ class _CancelClient:
     def cancel(self, job_id: str) -> dict[str, Any]:
         return {"id": job_id, "name": "r-2h", "state": "cancelling", "kind": "training", "resources": {"gpus": 1}}
 
+    def definitions(self) -> list[dict[str, Any]]:  # a name no job has is looked for among them (newuser42 N4)
+        return []
+
     def config(self) -> dict[str, Any]:
         return {}
 

@@ -74,12 +74,19 @@ def test_newuser28_n3_a_quiet_submit_by_path_warns_once_on_stderr(server: Embedd
     said = " ".join(done.stderr.split())
     assert said.count("warning: python here is") == 1, said
     assert f"python here is {python}, not this jupyter-sched's {sys.executable}" in said, said
-    # without -q the note's sentences each start with a capital (newuser28 nit n3: "…run another. runs with …")
+    # without -q: the job's PATH (this shell's, sent with it) finds the same python — no note (newuser42 n3) — and
+    # plain.py does not use jupyter_sched — no warning
     noted = subprocess.run([CLI, "submit", "--gpus", "0", "--time-limit", "1m", "--", "python", "plain.py"],
                            env=env, cwd=proj, capture_output=True, text=True, timeout=120)
     said = " ".join(noted.stderr.split())
-    assert "give a full path to run another. Runs with your PATH (" in said, said
-    assert "warning: python here is" not in said, said  # plain.py does not use jupyter_sched
+    assert "note: runs python as" not in said and "warning: python here is" not in said, said
+    # a job PATH that finds another: the note, each sentence with its capital (newuser28 nit n3: "…run another. runs …")
+    (tmp_path / "nopython").mkdir()
+    noted = subprocess.run([CLI, "submit", "--gpus", "0", "--time-limit", "1m", "--env", f"PATH={tmp_path / 'nopython'}",
+                            "--", "python", "plain.py"], env=env, cwd=proj, capture_output=True, text=True, timeout=120)
+    said = " ".join(noted.stderr.split())
+    assert f"note: runs python as {python} (the one on your PATH; the job's PATH finds no python); give a full path " \
+           "to run another. Your shell's other variables are not passed" in said, said
     clear(server)
 
 

@@ -65,7 +65,7 @@ def _wait(server: EmbeddedServer, job_id: str, what: str, done: Any) -> dict[str
 def _submit(server: EmbeddedServer, name: str) -> str:
     rc, out, err = server.cli("submit", "--gpus", "0", "--time-limit", "2m", "--name", name, "--",
                               sys.executable, "-c", "print('n10 ran')")
-    assert rc == 0, (out, err)
+    assert rc == 0, (out, err, server.log_tail())
     return out.split("submitted ", 1)[1].split()[0]
 
 

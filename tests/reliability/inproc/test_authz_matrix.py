@@ -77,6 +77,8 @@ MATRIX = [
     Row("leases/{lease_id}", "DELETE", DENIED, OK, OK),
     Row("leases/{lease_id}/keepalive", "POST", DENIED, OK, DENIED, body={},
         why="only the lease's own kernel/user keeps it alive; an admin releases instead"),
+    Row("leases/{lease_id}/heartbeat", "POST", DENIED, OK, DENIED, body={},
+        why="only the lease's own kernel says it lives (newuser41 N1, session 42); never activity; an admin releases"),
     Row("queue", "GET", OK, OK, OK),
     Row("quotas", "GET", OK, OK, OK),
     Row("quotas", "PUT", DENIED, DENIED, OK, body={"quotas": []}),
