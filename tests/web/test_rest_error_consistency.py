@@ -107,4 +107,6 @@ def test_red41_r2_a_name_that_reads_as_an_id_is_a_400_naming_name_on_jobs_leases
         assert "does not start with j-, l- or d-" in refused["hint"], refused
     dash = error(ann.post("jobs", json={"gpus": 0, "command": ["true"], "name": "a\u2010train"}), 400)
     assert dash["field"] == "name" and "U+2010 (hyphen)" in dash["message"], dash
-    assert ann.get("jobs").json() == before
+    # nothing stored: the same jobs (by id — an earlier test's job may settle from cancelling to cancelled meanwhile:
+    # the whole run of session 42 compared whole rows and failed on that)
+    assert [job["id"] for job in ann.get("jobs").json()] == [job["id"] for job in before]
